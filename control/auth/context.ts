@@ -1,0 +1,23 @@
+/**
+ * What every part of the identity service receives: built once by the auth feature
+ * (feature.ts) and passed to each route module and service factory.
+ */
+import type { Config } from "../config/index.ts";
+import type { Db } from "../db/client.ts";
+import type { AuditEvent, DeliveryHooks, HostHooks, PasswordHasher } from "../app/host.ts";
+import type { Logger } from "../../shared/log/logger.ts";
+
+export interface AuthContext {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  now: () => Date;
+  /** Host hooks merged with the configured transports (Mail:Transport, Hooks:Module). */
+  hooks: DeliveryHooks;
+  hasher: PasswordHasher;
+  roleProvider: HostHooks["roleProvider"];
+  /** Writes `{audit, userId, familyId, reason}` to the log and calls the host's onAudit. */
+  audit(event: AuditEvent): void;
+  /** `LocalLogin:EndpointPrefix`, normalised (leading slash, no trailing slash). */
+  prefix: string;
+}

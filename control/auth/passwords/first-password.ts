@@ -1,0 +1,50 @@
+/**
+ * A first password for an account that arrived through an external identity provider (Account
+ * rule 3). Requires a fresh proof of presence in the access token presented (`auth_time` or
+ * `toa_2fa_at` within FirstPasswordProofWindow): a stolen, hours-old access token must not be
+ * enough to plant a password and so gain a lasting credential. The user name is the provider's
+ * handle; a missing or address-shaped handle is refused, since user names cannot contain `@`.
+ */
+import { z } from "zod";
+import { isUniqueViolation } from "../../db/client.ts";
+import { fail } from "../../http/errors.ts";
+import type { Principal } from "../bearer/index.ts";
+import type { AuthContext } from "../context.ts";
+import { normaliseUserName } from "../sign-in/find-credential.ts";
+import { revokeAllCredentialsSideEffects } from "./credential-change.ts";
+
+const epochSeconds = z.number().finite();
+
+export async function setFirstPassword(ctx: AuthContext, principal: Principal, newPassword: string): Promise<void> {
+  const existing = await ctx.db.passwordCredential.findUnique({ where: { userId: principal.userId }, select: { userId: true } });
+  if (existing) throw fail.badRequest("Enter your current password to change it.");
+  const windowMs = ctx.config.LocalLogin.FirstPasswordProofWindow;
+  const proofs = [principal.claims.auth_time, principal.claims.toa_2fa_at]
+    .map((v) => epochSeconds.safeParse(v))
+    .filter((r) => r.success)
+    .map((r) => r.data * 1000);
+  const now = ctx.now().getTime();
+  // A proof dated in the future (beyond small skew) is as suspect as a stale one.
+  if (!proofs.some((at) => now - at <= windowMs && at - now <= 60_000)) {
+    throw fail.badRequest(`Sign in again to confirm it is you, then set the password within ${Math.round(windowMs / 60_000)} minutes.`);
+  }
+  const user = await ctx.db.user.findUnique({ where: { id: principal.userId }, select: { externalHandle: true } });
+  const handle = user?.externalHandle?.trim();
+  if (!handle || handle.includes("@")) {
+    throw fail.badRequest("This account has no user name from its identity provider that can be used to sign in with a password.");
+  }
+  const passwordHash = await ctx.hasher.hash(newPassword);
+  try {
+    await ctx.db.$transaction(async (tx) => {
+      // Signs in with the user name only: the credential carries no email address (Account rule 3).
+      await tx.passwordCredential.create({
+        data: { userId: principal.userId, userName: handle, normalizedUserName: normaliseUserName(handle), passwordHash },
+      });
+      await revokeAllCredentialsSideEffects(ctx, tx, principal.userId, { reason: "password-changed", retireEmailVerification: true });
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw fail.badRequest(`The user name "${handle}" is already used by another account, so a password cannot be added here.`);
+    throw error;
+  }
+  ctx.logger.info({ userId: principal.userId }, "first password set");
+}

@@ -1,0 +1,58 @@
+/**
+ * POST {prefix}/login: identifier (user name or email) and password → token pair, or (once the
+ * two-factor step is wired) a challenge. Every refusal is the same 401 and takes at least
+ * SignInRefusalFloor (Sign-in rule 2).
+ */
+import { z } from "zod";
+import { fail } from "../../http/errors.ts";
+import { mountRoute } from "../../http/route.ts";
+import type { AuthRouteDeps } from "../feature.ts";
+import { authRateLimit } from "../rate-limit/index.ts";
+import { verifyPasswordSignIn } from "../sign-in/password-sign-in.ts";
+import { refusalFloor } from "../sign-in/refusal-floor.ts";
+import { tokenPairSchema } from "../sign-in/token-pair.ts";
+import { secondFactorGate } from "../twofactor/gate.ts";
+
+/**
+ * Bounded before any hashing: PBKDF2 cost does not grow with length (HMAC pre-hashes long keys),
+ * but an unbounded body field is still needless work. Refusals here are the same 401 as a wrong
+ * password, not a 400 that would reveal the policy on an anonymous endpoint.
+ */
+const MAX_FIELD = 4096;
+
+const body = z.object({
+  identifier: z.string({ error: "Enter your user name or email address." }).min(1, "Enter your user name or email address."),
+  password: z.string({ error: "Enter your password." }).min(1, "Enter your password."),
+  /** Trusted-device token (Sign-in rule 1); used once the devices step is wired. */
+  deviceToken: z.string().nullish(),
+});
+
+export function loginRoutes({ ctx, target }: AuthRouteDeps): void {
+  mountRoute(target, {
+    method: "post",
+    path: "/login",
+    family: "auth",
+    tag: "auth",
+    summary: "Sign in with a user name or email address and a password",
+    body,
+    before: [authRateLimit(ctx)],
+    responses: {
+      200: { description: "Token pair (or a two-factor challenge for an enrolled user)", schema: tokenPairSchema },
+      401: { description: "Credentials not accepted (one body for every cause)" },
+    },
+    handler: async ({ req, res, body: input }) => {
+      const floor = refusalFloor(ctx.config.LocalLogin.SignInRefusalFloor);
+      const tooLong = input.identifier.length > MAX_FIELD || input.password.length > MAX_FIELD;
+      const result = tooLong
+        ? ({ outcome: "refused", reason: "unknown-user", userId: null } as const)
+        : await verifyPasswordSignIn(ctx, input.identifier, input.password);
+      if (result.outcome === "refused") {
+        ctx.logger.info({ userId: result.userId, reason: result.reason }, "sign-in refused");
+        await floor.wait();
+        throw fail.invalidGrant();
+      }
+      const gate = await secondFactorGate(ctx, { userId: result.userId, amr: result.amr, authTime: result.authTime, deviceToken: input.deviceToken, req });
+      res.json(gate.body);
+    },
+  });
+}

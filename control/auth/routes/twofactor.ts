@@ -1,0 +1,152 @@
+/**
+ * {prefix}/2fa (decisions.md "Auth decisions"): TOTP enrolment and confirmation, recovery codes,
+ * turning two-factor off, step-up of the current session, and the anonymous answer to a sign-in
+ * challenge. Every route that takes a code draws from the shared per-address rate limit; wrong
+ * codes also spend the account's lockout budget (twofactor/proof.ts).
+ */
+import { z } from "zod";
+import { fail } from "../../http/errors.ts";
+import { mountRoute } from "../../http/route.ts";
+import { principalOf, requireBearer } from "../bearer/index.ts";
+import type { AuthRouteDeps } from "../feature.ts";
+import { authRateLimit } from "../rate-limit/index.ts";
+import { tokenPairSchema } from "../sign-in/token-pair.ts";
+import { redeemChallenge } from "../twofactor/challenge.ts";
+import { startEnrolment } from "../twofactor/enrolment.ts";
+import { finishLiveSecondFactor } from "../twofactor/finish.ts";
+import { confirmEnrolment, disableTwoFactor, regenerateRecoveryCodes } from "../twofactor/manage.ts";
+import { spendCode } from "../twofactor/proof.ts";
+import { stepUp } from "../twofactor/step-up.ts";
+import { DEVICE_LABEL_MAX } from "../devices/trust.ts";
+
+/** Codes are 6 digits or 11-character recovery codes; anything longer is refused unread. */
+const code = z.string({ error: "Enter the code." }).min(1, "Enter the code.").max(64, "This is not a valid code.");
+const codeBody = z.object({ code });
+
+const CHALLENGE_MAX = 512;
+
+const verifyBody = z.object({
+  challenge: z.string({ error: "Send the challenge." }).min(1, "Send the challenge."),
+  code,
+  rememberDevice: z.boolean().optional().default(false),
+  deviceLabel: z.string().max(DEVICE_LABEL_MAX, `The device label must be at most ${DEVICE_LABEL_MAX} characters.`).nullish(),
+});
+
+const recoveryCodes = z.object({ recoveryCodes: z.array(z.string()) });
+
+export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
+  if (!ctx.config.TwoFactor.Enabled) return;
+  const bearer = requireBearer(ctx);
+  const limit = authRateLimit(ctx);
+
+  mountRoute(target, {
+    method: "post",
+    path: "/2fa/verify",
+    family: "auth",
+    tag: "two-factor",
+    summary: "Answer a sign-in challenge with a TOTP or recovery code (optionally trusting this device)",
+    body: verifyBody,
+    before: [limit],
+    responses: { 200: { description: "Token pair", schema: tokenPairSchema }, 401: { description: "Challenge or code not accepted" } },
+    handler: async ({ req, res, body }) => {
+      // An oversized challenge is an unknown one: the same 401, unread.
+      if (body.challenge.length > CHALLENGE_MAX) throw fail.invalidGrant();
+      const redeemed = await redeemChallenge(ctx, body.challenge, (tx, challenge, now) => spendCode(tx, challenge.userId, body.code, now));
+      if (!redeemed) {
+        ctx.logger.info("two-factor challenge answer refused");
+        throw fail.invalidGrant();
+      }
+      res.json(
+        await finishLiveSecondFactor(ctx, {
+          challenge: redeemed.challenge,
+          source: redeemed.proof,
+          req,
+          rememberDevice: body.rememberDevice,
+          deviceLabel: body.deviceLabel,
+        }),
+      );
+    },
+  });
+
+  mountRoute(target, {
+    method: "post",
+    path: "/2fa/totp/enroll",
+    family: "auth",
+    tag: "two-factor",
+    summary: "Start a TOTP enrolment: a new secret, pending until confirmed (replaces a pending one)",
+    security: "bearer",
+    before: [bearer],
+    responses: {
+      200: { description: "The secret and its otpauth URI", schema: z.object({ secret: z.string(), otpauthUri: z.string() }) },
+      409: { description: "Two-factor is already on" },
+    },
+    handler: async ({ req, res }) => {
+      res.json(await startEnrolment(ctx, principalOf(req).userId));
+    },
+  });
+
+  mountRoute(target, {
+    method: "post",
+    path: "/2fa/totp/confirm",
+    family: "auth",
+    tag: "two-factor",
+    summary: "Confirm the pending enrolment with a code; answers ten recovery codes",
+    security: "bearer",
+    body: codeBody,
+    before: [bearer, limit],
+    responses: { 200: { description: "Recovery codes (shown once)", schema: recoveryCodes }, 400: { description: "Wrong code or no enrolment" } },
+    handler: async ({ req, res, body }) => {
+      res.json({ recoveryCodes: await confirmEnrolment(ctx, principalOf(req).userId, body.code) });
+    },
+  });
+
+  mountRoute(target, {
+    method: "post",
+    path: "/2fa/recovery-codes",
+    family: "auth",
+    tag: "two-factor",
+    summary: "Replace the recovery codes (earlier ones stop working)",
+    security: "bearer",
+    body: codeBody,
+    before: [bearer, limit],
+    responses: { 200: { description: "New recovery codes (shown once)", schema: recoveryCodes }, 400: { description: "Wrong code" } },
+    handler: async ({ req, res, body }) => {
+      res.json({ recoveryCodes: await regenerateRecoveryCodes(ctx, principalOf(req).userId, body.code) });
+    },
+  });
+
+  mountRoute(target, {
+    method: "delete",
+    path: "/2fa",
+    family: "auth",
+    tag: "two-factor",
+    summary: "Turn two-factor off (un-trusts every device)",
+    security: "bearer",
+    body: codeBody,
+    before: [bearer, limit],
+    responses: { 204: { description: "Two-factor is off" }, 400: { description: "Wrong code" } },
+    handler: async ({ req, res, body }) => {
+      await disableTwoFactor(ctx, principalOf(req).userId, body.code);
+      res.status(204).end();
+    },
+  });
+
+  mountRoute(target, {
+    method: "post",
+    path: "/2fa/step-up",
+    family: "auth",
+    tag: "two-factor",
+    summary: "Prove a live code again: a new access token for the same session",
+    security: "bearer",
+    body: codeBody,
+    before: [bearer, limit],
+    responses: {
+      200: { description: "Access token", schema: z.object({ access_token: z.string(), token_type: z.literal("Bearer"), expires_in: z.number().int() }) },
+      400: { description: "Wrong code" },
+    },
+    handler: async ({ req, res, body }) => {
+      const access = await stepUp(ctx, principalOf(req), body.code);
+      res.json({ access_token: access.token, token_type: "Bearer", expires_in: access.expiresIn });
+    },
+  });
+}

@@ -1,0 +1,41 @@
+/**
+ * Handing a secret to a delivery hook. The secret exists in the clear only for this one call:
+ * failures are logged with the hook's name, the user id and the error's class (never its message,
+ * which a host hook might have built from the message it received), and rethrown for the caller
+ * to turn into a 502 or to swallow (background mail).
+ */
+import type { DeliveryHooks, HookMessage } from "../../app/host.ts";
+import type { AuthContext } from "../context.ts";
+
+export type HookName = keyof DeliveryHooks;
+
+/**
+ * The hook, or a throw at the call site: the optional hooks' routes are mapped only when the hook
+ * is registered, so reaching a service function without one is a programming error, not a
+ * request to answer.
+ */
+export function requireHook(ctx: AuthContext, name: HookName): (message: HookMessage) => Promise<void> {
+  const hook = ctx.hooks[name];
+  if (!hook) throw new Error(`no ${name} delivery hook is registered; register it before calling this`);
+  return hook;
+}
+
+export class DeliveryFailed extends Error {
+  override readonly name = "DeliveryFailed";
+  constructor(readonly hook: HookName) {
+    super(`the ${hook} delivery hook failed`);
+  }
+}
+
+/** Calls the hook; on failure logs without any part of the message and throws DeliveryFailed. */
+export async function deliver(ctx: AuthContext, name: HookName, message: HookMessage): Promise<void> {
+  const hook = requireHook(ctx, name);
+  try {
+    await hook(message);
+  } catch (error) {
+    const kind = error instanceof Error ? error.name : typeof error;
+    ctx.logger.error({ hook: name, userId: message.userId, errorKind: kind }, "delivery hook failed");
+    throw new DeliveryFailed(name);
+  }
+  ctx.logger.info({ hook: name, userId: message.userId }, "delivery hook called");
+}

@@ -1,0 +1,54 @@
+/**
+ * Recovery codes: ten single-use codes shown once at confirmation (and on regeneration). Only
+ * their SHA-256 is stored: each code carries 50 random bits, far beyond what the challenge attempt
+ * cap, the account lockout and the rate limit let anyone try online, so a slow hash buys nothing,
+ * while a database leak yields no usable code. Redemption is one conditional update on
+ * `usedAt: null` checked by row count: a code works once, also under racing requests.
+ */
+import { createHash, randomInt } from "node:crypto";
+import { randomUUID } from "node:crypto";
+import type { Tx } from "./tx.ts";
+
+export const RECOVERY_CODE_COUNT = 10;
+/** decisions.md: recovery codes "run low" at 3 or fewer left. */
+export const RUNNING_LOW_AT = 3;
+/** Crockford-style alphabet without 0/O, 1/I/L, U: unambiguous when read off paper. */
+const ALPHABET = "23456789abcdefghjkmnpqrstvwxyz";
+/** 10 characters of a 30-letter alphabet: 49 bits per code. */
+const CODE_LENGTH = 10;
+
+export function normaliseRecoveryCode(code: string): string {
+  return code.replace(/[\s-]/g, "").toLowerCase();
+}
+
+function hashRecoveryCode(code: string): string {
+  return createHash("sha256").update(normaliseRecoveryCode(code), "utf8").digest("base64url");
+}
+
+function newRecoveryCode(): string {
+  let code = "";
+  for (let i = 0; i < CODE_LENGTH; i++) code += ALPHABET[randomInt(ALPHABET.length)];
+  return `${code.slice(0, 5)}-${code.slice(5)}`;
+}
+
+/** Replaces every code of the user (earlier ones stop working) and returns the new ones in the clear. */
+export async function replaceRecoveryCodes(tx: Pick<Tx, "recoveryCode">, userId: string, now: Date): Promise<string[]> {
+  await tx.recoveryCode.deleteMany({ where: { userId } });
+  const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
+  await tx.recoveryCode.createMany({ data: codes.map((code) => ({ id: randomUUID(), userId, codeHash: hashRecoveryCode(code), createdAt: now })) });
+  return codes;
+}
+
+/** Spends one unused code; false when it is unknown, foreign or already used. */
+export async function redeemRecoveryCode(tx: Pick<Tx, "recoveryCode">, userId: string, code: string, now: Date): Promise<boolean> {
+  const normalised = normaliseRecoveryCode(code);
+  if (normalised.length !== CODE_LENGTH) return false;
+  const { count } = await tx.recoveryCode.updateMany({ where: { userId, codeHash: hashRecoveryCode(normalised), usedAt: null }, data: { usedAt: now } });
+  return count === 1;
+}
+
+/** `recovery_codes_running_low`: `true` at 3 or fewer unused codes, else `null` (never `false`). */
+export async function recoveryCodesRunningLow(db: Pick<Tx, "recoveryCode">, userId: string): Promise<true | null> {
+  const left = await db.recoveryCode.count({ where: { userId, usedAt: null } });
+  return left <= RUNNING_LOW_AT ? true : null;
+}

@@ -1,0 +1,35 @@
+/**
+ * Where a session's files live under RECORDINGS_DIR: the journal in `.sessions` (recorder-bot.md),
+ * the recording in progress in `.sessions/<id>/`, the worker's private folder (PulseAudio,
+ * Chromium profile) in `.sessions/<id>.work`. Every path carries the session id, which is how
+ * orphans of a crashed run are found in /proc.
+ */
+import { join, resolve } from "node:path";
+import { JOURNAL_DIR_NAME, journalPath } from "../../shared/journal/index.ts";
+import type { RecordingFormat } from "../../shared/journal/records.ts";
+
+export interface SessionPaths {
+  journalDir: string;
+  journal: string;
+  sessionDir: string;
+  recording: string;
+  workDir: string;
+}
+
+export function journalDirOf(recordingsDir: string): string {
+  return join(resolve(recordingsDir), JOURNAL_DIR_NAME);
+}
+
+export function sessionPaths(recordingsDir: string, sessionId: string, format: RecordingFormat): SessionPaths {
+  const journalDir = journalDirOf(recordingsDir);
+  const sessionDir = join(journalDir, sessionId);
+  return {
+    journalDir,
+    journal: journalPath(journalDir, sessionId),
+    sessionDir,
+    recording: join(sessionDir, `recording.${format}`),
+    workDir: join(journalDir, `${sessionId}.work`),
+  };
+}
+
+export const webhookDirOf = (recordingsDir: string): string => join(resolve(recordingsDir), ".webhooks");

@@ -1,0 +1,105 @@
+/**
+ * Crash recovery at startup (recorder-bot.md: "Sessions survive a crash or restart"). For every
+ * journal without a `finished` record: kill what the old run left (workers, Chromium, ffmpeg,
+ * PulseAudio), then finish the session (rebuilding the row from the journal when the database
+ * lacks it) and send its `finished` webhook. A session that had already ended (a final status in
+ * the journal: the worker finished, the upload was still pending) keeps that status and resumes
+ * its upload; one that was still running is the crash path: repair, store, `interrupted`. Rows
+ * left running without a journal become `interrupted` too. A damaged journal never stops the start.
+ */
+import { join } from "node:path";
+import { listJournals, readJournal, summarizeJournal, type JournalSummary } from "../../shared/journal/index.ts";
+import { FINAL_STATUSES } from "../../shared/ipc/messages.ts";
+import type { SessionStatus } from "../../shared/journal/records.ts";
+import { journalDirOf } from "./paths.ts";
+import type { SessionRepo } from "./session-repo.ts";
+import { finalizeSession, type FinalizeDeps } from "./supervisor/finalize.ts";
+import { killSessionProcesses } from "./supervisor/orphans.ts";
+
+export interface RecoveryResult {
+  /** Sessions whose storage and webhook are still under way (remote store slow or down). */
+  background: Promise<void>;
+  recovered: string[];
+}
+
+export async function recoverSessions(deps: FinalizeDeps & { repo: SessionRepo; recordingsDir: string }): Promise<RecoveryResult> {
+  const log = deps.logger.child({ component: "recovery" });
+  const journalDir = journalDirOf(deps.recordingsDir);
+  const recovered: string[] = [];
+  const work: Promise<void>[] = [];
+  const seen = new Set<string>();
+  for (const entry of await listJournals(journalDir).catch((err: unknown) => (log.error({ err }, "journal folder unreadable"), []))) {
+    let summary: JournalSummary;
+    try {
+      const contents = await readJournal(entry.path);
+      if (contents.damaged) log.warn({ session_id: entry.sessionId, damage: contents.damage }, "journal has a damaged tail; using the records before it");
+      summary = summarizeJournal(contents.records);
+    } catch (err) {
+      log.error({ err, path: entry.path }, "journal unreadable; skipped");
+      continue;
+    }
+    const session = summary.session;
+    if (!session) {
+      log.warn({ path: entry.path }, "journal without a session record; skipped");
+      continue;
+    }
+    seen.add(session.session_id);
+    if (summary.finished) continue;
+    const sessionDir = join(journalDir, session.session_id);
+    const killed = await killSessionProcesses(sessionDir);
+    if (killed.length > 0) log.warn({ session_id: session.session_id, pids: killed }, "killed processes left by the previous run");
+    await deps.repo.createFromJournal({
+      id: session.session_id,
+      meetingUrl: session.meeting_url,
+      reference: session.reference,
+      displayName: session.display_name,
+      record: session.record,
+      format: session.format,
+      createdAt: new Date(session.created_at),
+    }, runningOrJoining(summary.lastStatus));
+    const row = await deps.repo.find(session.session_id);
+    const previous = (row?.status ?? summary.lastStatus ?? null) as SessionStatus | null;
+    // The session had ended before the restart: only its storage (or webhook) was left to do.
+    const ended = summary.lastStatus !== null && FINAL_STATUSES.has(summary.lastStatus);
+    recovered.push(session.session_id);
+    if (ended) log.info({ session_id: session.session_id, status: summary.lastStatus, upload_pending: summary.uploadPending }, "resuming the end of a finished session");
+    else log.info({ session_id: session.session_id, last_status: previous }, "recovering an interrupted session");
+    work.push(
+      finalizeSession(deps, {
+        sessionId: session.session_id,
+        reference: session.reference,
+        format: session.format,
+        status: ended && summary.lastStatus ? summary.lastStatus : "interrupted",
+        previous,
+        endReason: ended ? (summary.endReason ?? "interrupted") : "interrupted",
+        errorMessage: ended ? summary.errorMessage : null,
+        recordingPath: session.record ? summary.recordingPath : null,
+        needsRepair: !summary.recordingClosed,
+        startedAt: row?.joinedAt ?? new Date(session.created_at),
+        storedLocation: summary.storedLocation,
+        pendingFileName: summary.uploadPending,
+        journalPath: entry.path,
+        cleanup: [sessionDir, `${sessionDir}.work`],
+      }).catch((err: unknown) => log.error({ err, session_id: session.session_id }, "recovery of a session failed; retried at the next start")),
+    );
+  }
+  // Rows a crashed run left "running" with no journal to recover from: nothing to store.
+  for (const row of await deps.repo.listRunning()) {
+    if (seen.has(row.id)) continue;
+    recovered.push(row.id);
+    log.warn({ session_id: row.id }, "session left running without a journal; marking it interrupted");
+    work.push(
+      (async () => {
+        const endedAt = deps.now();
+        await deps.repo.finish(row.id, { status: "interrupted", endReason: "interrupted", errorMessage: null, recordingFile: null, recordingBytes: row.recordingBytes, endedAt });
+        await deps.notifier.finished({ sessionId: row.id, reference: row.reference, status: "interrupted", previous: row.status as SessionStatus, endReason: "interrupted", recordingFile: null, errorMessage: null, at: endedAt });
+      })().catch((err: unknown) => log.error({ err, session_id: row.id }, "could not mark a session interrupted")),
+    );
+  }
+  return { recovered, background: Promise.all(work).then(() => undefined) };
+}
+
+/** A rebuilt row starts in the last running status the journal knew, so the end is a transition. */
+function runningOrJoining(status: SessionStatus | null): SessionStatus {
+  return status === "lobby" || status === "recording" || status === "connected" ? status : "joining";
+}

@@ -1,0 +1,72 @@
+/** `GET /status/{id}`, `POST /stop/{id}` and `GET /sessions` (decisions.md "Bot API decisions"). */
+import { z } from "zod";
+import { AppError } from "../../http/errors.ts";
+import { mountRoute } from "../../http/route.ts";
+import { sessionStatusSchema } from "../../../shared/journal/records.ts";
+import type { BotRouteDeps } from "../context.ts";
+import { isFinal } from "../session-repo.ts";
+import { sessionSchema, sessionView } from "../session-view.ts";
+
+/** A stop answers once the bot has left and the file is stored, when that is quick. */
+const STOP_WAIT_MS = 20_000;
+
+const notFound = (): AppError => new AppError("not_found", { message: "Session not found." });
+
+export function sessionRoutes({ target, repo, supervisor, auth, now }: BotRouteDeps): void {
+  mountRoute(target, {
+    method: "get",
+    path: "/status/:sessionId",
+    family: "bot",
+    tag: "bot",
+    summary: "A session's status and outcome",
+    security: "botToken",
+    before: [auth],
+    responses: { 200: { description: "the session", schema: sessionSchema }, 401: { description: "missing or wrong token" }, 404: { description: "unknown session" } },
+    handler: async ({ params, res }) => {
+      const row = await repo.find(params.sessionId ?? "");
+      if (!row) throw notFound();
+      res.json(sessionView(row, now()));
+    },
+  });
+
+  mountRoute(target, {
+    method: "post",
+    path: "/stop/:sessionId",
+    family: "bot",
+    tag: "bot",
+    summary: "Make the bot leave and store the recording now",
+    security: "botToken",
+    before: [auth],
+    responses: {
+      200: { description: "the session (already finished, or after it ended)", schema: z.object({ success: z.boolean(), message: z.string(), session: sessionSchema }) },
+      401: { description: "missing or wrong token" },
+      404: { description: "unknown session" },
+    },
+    handler: async ({ params, res }) => {
+      const id = params.sessionId ?? "";
+      const row = await repo.find(id);
+      if (!row) throw notFound();
+      if (isFinal(row.status)) return void res.json({ success: true, message: "The session has already finished.", session: sessionView(row, now()) });
+      await supervisor.stop(id, STOP_WAIT_MS);
+      const after = (await repo.find(id)) ?? row;
+      const message = isFinal(after.status) ? "The session was stopped." : "The bot is leaving the meeting.";
+      res.json({ success: true, message, session: sessionView(after, now()) });
+    },
+  });
+
+  mountRoute(target, {
+    method: "get",
+    path: "/sessions",
+    family: "bot",
+    tag: "bot",
+    summary: "Sessions, newest first",
+    security: "botToken",
+    before: [auth],
+    query: z.object({ status: sessionStatusSchema.optional(), reference: z.string().max(200).optional() }),
+    responses: { 200: { description: "sessions", schema: z.object({ sessions: z.array(sessionSchema) }) }, 401: { description: "missing or wrong token" }, 422: { description: "bad filter" } },
+    handler: async ({ query, res }) => {
+      const rows = await repo.list(query);
+      res.json({ sessions: rows.map((r) => sessionView(r, now())) });
+    },
+  });
+}

@@ -1,0 +1,137 @@
+/**
+ * Every database access of the bot feature. The reference idempotency rule lives here: a session
+ * holds `activeReference` while it runs, and the unique index decides which of several concurrent
+ * joins with one reference creates the session (conventions.md 6: no read-then-write).
+ */
+import type { BotSession } from "../../prisma/generated/sqlite/client.ts";
+import type { Db } from "../db/client.ts";
+import { isUniqueViolation } from "../db/client.ts";
+import type { EndReason, RecordingFormat, SessionStatus } from "../../shared/journal/records.ts";
+import { FINAL_STATUSES } from "../../shared/ipc/messages.ts";
+
+export const RUNNING_STATUSES: readonly SessionStatus[] = ["joining", "lobby", "recording", "connected"];
+
+export interface NewSession {
+  id: string;
+  meetingUrl: string;
+  reference: string | null;
+  displayName: string;
+  record: boolean;
+  format: RecordingFormat;
+  createdAt: Date;
+}
+
+export interface FinalFields {
+  status: SessionStatus;
+  endReason: EndReason;
+  errorMessage: string | null;
+  recordingFile: string | null;
+  recordingBytes: number | null;
+  endedAt: Date;
+}
+
+export type CreateOutcome = { created: true; row: BotSession } | { created: false; row: BotSession };
+
+export class SessionRepo {
+  constructor(private readonly db: Db) {}
+
+  find(id: string): Promise<BotSession | null> {
+    return this.db.botSession.findUnique({ where: { id } });
+  }
+
+  findActiveByReference(reference: string): Promise<BotSession | null> {
+    return this.db.botSession.findUnique({ where: { activeReference: reference } });
+  }
+
+  /**
+   * Inserts the session, or returns the active one holding the same reference. A loser of the
+   * unique-index race re-reads the winner; if the winner already ended in between, it retries.
+   */
+  async create(input: NewSession): Promise<CreateOutcome> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        const row = await this.db.botSession.create({
+          data: {
+            id: input.id,
+            meetingUrl: input.meetingUrl,
+            reference: input.reference,
+            activeReference: input.reference,
+            displayName: input.displayName,
+            status: "joining",
+            record: input.record,
+            recordingFormat: input.format,
+            createdAt: input.createdAt,
+          },
+        });
+        return { created: true, row };
+      } catch (error) {
+        if (!isUniqueViolation(error) || input.reference === null) throw error;
+        const existing = await this.findActiveByReference(input.reference);
+        if (existing) return { created: false, row: existing };
+      }
+    }
+    throw new Error(`could not claim reference ${input.reference ?? ""}`);
+  }
+
+  /** Restores a row from a journal after a crash when the database lost it (or never had it). */
+  async createFromJournal(input: NewSession, status: SessionStatus): Promise<void> {
+    await this.db.botSession.upsert({
+      where: { id: input.id },
+      update: {},
+      create: {
+        id: input.id,
+        meetingUrl: input.meetingUrl,
+        reference: input.reference,
+        activeReference: null,
+        displayName: input.displayName,
+        status,
+        record: input.record,
+        recordingFormat: input.format,
+        createdAt: input.createdAt,
+      },
+    });
+  }
+
+  /** A running status; never overwrites a final one (a late message after the end is ignored). */
+  async setStatus(id: string, status: SessionStatus, extra: { joinedAt?: Date | null; errorMessage?: string | null } = {}): Promise<void> {
+    await this.db.botSession.updateMany({
+      where: { id, status: { in: [...RUNNING_STATUSES] } },
+      data: {
+        status,
+        ...(extra.joinedAt ? { joinedAt: extra.joinedAt } : {}),
+        ...(extra.errorMessage !== undefined ? { errorMessage: extra.errorMessage } : {}),
+      },
+    });
+  }
+
+  async setParticipants(id: string, count: number | null): Promise<void> {
+    await this.db.botSession.updateMany({ where: { id }, data: { participantCount: count } });
+  }
+
+  /** The one final write: status, outcome, file; frees the reference for a new session. */
+  async finish(id: string, fields: FinalFields): Promise<BotSession | null> {
+    await this.db.botSession.updateMany({
+      where: { id },
+      data: { ...fields, activeReference: null },
+    });
+    return this.find(id);
+  }
+
+  list(filter: { status?: SessionStatus; reference?: string }): Promise<BotSession[]> {
+    return this.db.botSession.findMany({
+      where: { ...(filter.status ? { status: filter.status } : {}), ...(filter.reference !== undefined ? { reference: filter.reference } : {}) },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    });
+  }
+
+  /** Sessions left in a running status (by a crashed run) for recovery. */
+  listRunning(): Promise<BotSession[]> {
+    return this.db.botSession.findMany({ where: { status: { in: [...RUNNING_STATUSES] } } });
+  }
+
+  countRunning(): Promise<number> {
+    return this.db.botSession.count({ where: { status: { in: [...RUNNING_STATUSES] } } });
+  }
+}
+
+export const isFinal = (status: string): boolean => FINAL_STATUSES.has(status as SessionStatus);

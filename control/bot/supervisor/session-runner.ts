@@ -1,0 +1,236 @@
+/**
+ * One session from fork to final status: journal `session` record, fork, `init` → `ready` /
+ * `initFailed`, every status and participant count persisted in order, and exactly one end —
+ * the worker's `finished`, or the crash path when it exits without one (killed, crashed, hung).
+ */
+import { mkdir } from "node:fs/promises";
+import type { BotSession } from "../../../prisma/generated/sqlite/client.ts";
+import type { FinishedMessage, FromWorker, InitMessage, SessionStatus, WorkerResponse } from "../../../shared/ipc/messages.ts";
+import { FINAL_STATUSES } from "../../../shared/ipc/messages.ts";
+import { openJournal } from "../../../shared/journal/index.ts";
+import type { RecordingFormat } from "../../../shared/journal/records.ts";
+import { AppError } from "../../http/errors.ts";
+import { sessionPaths, type SessionPaths } from "../paths.ts";
+import { finalizeSession, type FinalizeDeps } from "./finalize.ts";
+import { killSessionProcesses } from "./orphans.ts";
+import { forkWorker, type WorkerProcess } from "./worker-process.ts";
+
+/** A worker asked to leave closes its recorder within seconds; past this it is killed. */
+const STOP_TIMEOUT_MS = 30_000;
+/** An audio request the worker does not answer in this time fails instead of hanging the HTTP call. */
+const REQUEST_TIMEOUT_MS = 15_000;
+
+export interface RunnerSettings {
+  workerModule: string;
+  recordingsDir: string;
+  init: Pick<InitMessage, "lobbyWaitMs" | "maxRecordingMs" | "mic" | "chromiumPath" | "logLevel">;
+}
+
+export class SessionRunner {
+  readonly id: string;
+  readonly paths: SessionPaths;
+  /** Resolves once the session has its final status (or was handed to the next start). */
+  readonly done: Promise<void>;
+  status: SessionStatus = "joining";
+  private worker: WorkerProcess | null = null;
+  private finished: FinishedMessage | null = null;
+  private initFailed: string | null = null;
+  private recordingStartedAt: Date | null = null;
+  private ending = false;
+  private stopTimer: NodeJS.Timeout | null = null;
+  /** DB writes and webhooks of one session happen in arrival order. */
+  private chain: Promise<void> = Promise.resolve();
+  private resolveDone!: () => void;
+  private nextRequestId = 0;
+  private readonly pending = new Map<number, (r: WorkerResponse) => void>();
+
+  constructor(
+    private readonly deps: FinalizeDeps,
+    private readonly settings: RunnerSettings,
+    private readonly row: BotSession,
+  ) {
+    this.id = row.id;
+    this.paths = sessionPaths(settings.recordingsDir, row.id, this.format);
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+  }
+
+  /** The worker has gone (finished, crashed or killed): only storage and the webhook are left. */
+  get ended(): boolean {
+    return this.ending;
+  }
+
+  get format(): RecordingFormat {
+    return this.row.recordingFormat === "flac" ? "flac" : "wav";
+  }
+
+  private get log() {
+    return this.deps.logger.child({ session_id: this.id });
+  }
+
+  /** Writes the journal's first record, then forks the worker and sends `init`. */
+  async start(): Promise<void> {
+    const { paths, row } = this;
+    try {
+      await mkdir(paths.sessionDir, { recursive: true });
+      await mkdir(paths.workDir, { recursive: true });
+      const journal = await openJournal(paths.journal, { fsync: true });
+      await journal.append({
+        type: "session",
+        session_id: row.id,
+        meeting_url: row.meetingUrl,
+        reference: row.reference,
+        display_name: row.displayName,
+        record: row.record,
+        format: this.format,
+        recording_path: row.record ? paths.recording : null,
+        created_at: row.createdAt.toISOString(),
+      });
+      await journal.close();
+      this.worker = forkWorker({
+        modulePath: this.settings.workerModule,
+        sessionId: row.id,
+        marker: paths.workDir,
+        logger: this.log,
+        onMessage: (m) => this.onMessage(m),
+        onExit: (e) => this.onExit(e),
+        onHung: () => this.kill(),
+      });
+    } catch (err) {
+      this.log.error({ err }, "session could not be started");
+      this.initFailed = `The session could not be started: ${err instanceof Error ? err.message : String(err)}`;
+      this.end();
+      return;
+    }
+    this.worker.send({
+      type: "init",
+      sessionId: row.id,
+      meetingUrl: row.meetingUrl,
+      displayName: row.displayName,
+      record: row.record,
+      format: this.format,
+      recordingPath: paths.recording,
+      journalPath: paths.journal,
+      workDir: paths.workDir,
+      ...this.settings.init,
+    });
+  }
+
+  stop(reason: "stopped_by_api" | "shutdown"): void {
+    if (this.ending || !this.worker) return;
+    this.worker.send({ type: "stop", reason });
+    this.stopTimer ??= setTimeout(() => {
+      this.log.warn({ timeout_ms: STOP_TIMEOUT_MS }, "worker did not leave in time; killing it");
+      this.kill();
+    }, STOP_TIMEOUT_MS);
+  }
+
+  /** The crash path on purpose: SIGKILL; the exit handler repairs and stores what was recorded. */
+  kill(): void {
+    if (this.worker) this.worker.kill();
+    else this.end();
+  }
+
+  /** An audio operation for the worker (playback, streams), answered by its `response`. */
+  request(op: string, args: Record<string, unknown>): Promise<WorkerResponse> {
+    const worker = this.worker;
+    if (!worker || this.ending) return Promise.reject(new AppError("conflict", { message: "The session is not running." }));
+    const id = ++this.nextRequestId;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new AppError("service_unavailable", { message: "The bot did not answer in time.", headers: { "Retry-After": "5" } }));
+      }, REQUEST_TIMEOUT_MS);
+      this.pending.set(id, (r) => {
+        clearTimeout(timer);
+        resolve(r);
+      });
+      if (!worker.send({ type: "request", id, op, args })) {
+        clearTimeout(timer);
+        this.pending.delete(id);
+        reject(new AppError("conflict", { message: "The session is not running." }));
+      }
+    });
+  }
+
+  private enqueue(work: () => Promise<void>): void {
+    this.chain = this.chain.then(work).catch((err: unknown) => this.log.error({ err }, "session update failed"));
+  }
+
+  private onMessage(m: FromWorker): void {
+    switch (m.type) {
+      case "ready":
+        this.log.info({ pids: m.pids }, "worker ready");
+        return;
+      case "initFailed":
+        this.log.error({ message: m.message }, "worker could not start");
+        this.initFailed = m.message;
+        // It should exit on its own now; a worker that lingers is killed.
+        this.stopTimer ??= setTimeout(() => this.kill(), STOP_TIMEOUT_MS);
+        return;
+      case "status": {
+        // Final statuses are written by the end path, together with the stored file.
+        if (FINAL_STATUSES.has(m.status)) return;
+        const previous = this.status;
+        this.status = m.status;
+        const at = new Date(m.at);
+        if (m.status === "recording" || m.status === "connected") this.recordingStartedAt ??= at;
+        const joinedAt = m.joinedAt ? new Date(m.joinedAt) : m.status === "recording" || m.status === "connected" ? at : null;
+        this.enqueue(async () => {
+          await this.deps.repo.setStatus(this.id, m.status, { joinedAt });
+          // The worker's first `joining` repeats the status the session was created with.
+          if (previous !== m.status) await this.deps.notifier.statusChanged({ sessionId: this.id, reference: this.row.reference, status: m.status, previous, at });
+        });
+        return;
+      }
+      case "participants":
+        this.enqueue(() => this.deps.repo.setParticipants(this.id, m.count));
+        return;
+      case "finished":
+        this.finished = m;
+        return;
+      case "pong":
+        return;
+      case "response":
+        this.pending.get(m.id)?.(m);
+        this.pending.delete(m.id);
+        return;
+    }
+  }
+
+  private onExit(exit: { code: number | null; signal: NodeJS.Signals | null }): void {
+    if (!this.finished && !this.initFailed) this.log.warn(exit, "worker exited without finishing; taking the crash path");
+    this.end();
+  }
+
+  private end(): void {
+    if (this.ending) return;
+    this.ending = true;
+    if (this.stopTimer) clearTimeout(this.stopTimer);
+    for (const [id, answer] of this.pending) answer({ type: "response", id, ok: false, error: { status: 409, message: "The session ended." } });
+    this.pending.clear();
+    this.enqueue(async () => {
+      // ffmpeg, Chromium and PulseAudio of a killed worker keep running: stop them before the
+      // recording is repaired, so the file does not grow past the moment of the crash.
+      // sessionDir is a prefix of workDir (`<id>` / `<id>.work`): one sweep finds both.
+      await killSessionProcesses(this.paths.sessionDir);
+      const f = this.finished;
+      const recordingPath = this.row.record ? (f?.recordingPath ?? this.paths.recording) : null;
+      await finalizeSession(this.deps, {
+        sessionId: this.id,
+        reference: this.row.reference,
+        format: this.format,
+        status: f ? f.status : this.initFailed ? "error" : "interrupted",
+        previous: this.status,
+        endReason: f ? f.endReason : this.initFailed ? "error" : "interrupted",
+        errorMessage: f ? f.errorMessage : this.initFailed,
+        recordingPath,
+        needsRepair: !f,
+        startedAt: this.recordingStartedAt ?? this.row.createdAt,
+        journalPath: this.paths.journal,
+        cleanup: [this.paths.sessionDir, this.paths.workDir],
+        endedAt: f ? new Date(f.at) : undefined,
+      }).catch((err: unknown) => this.log.error({ err }, "session end could not be completed; the next start recovers it"));
+    });
+    void this.chain.then(() => this.resolveDone());
+  }
+}

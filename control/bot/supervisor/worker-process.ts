@@ -1,0 +1,115 @@
+/**
+ * One forked meeting worker: the IPC channel (every message parsed by zod on arrival), its
+ * output logged line by line with the pid, a ping watchdog that treats a silent worker as hung,
+ * and the 'exit' event reported at once so the crash path starts without delay.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
+import type { Logger } from "../../../shared/log/logger.ts";
+import { fromWorkerSchema, type FromWorker, type ToWorker } from "../../../shared/ipc/messages.ts";
+
+/** A worker's event loop answers a ping in milliseconds; 5 s between pings keeps IPC quiet. */
+const PING_INTERVAL_MS = 5_000;
+/** Three missed pings: Chromium's start can block a worker briefly, never for this long. */
+const PONG_TIMEOUT_MS = 15_000;
+
+export interface WorkerProcessOptions {
+  modulePath: string;
+  sessionId: string;
+  /** Put on the worker's command line so orphans of a crashed control plane are found in /proc. */
+  marker: string;
+  logger: Logger;
+  onMessage: (message: FromWorker) => void;
+  onExit: (exit: { code: number | null; signal: NodeJS.Signals | null }) => void;
+  /** The worker stopped answering pings. */
+  onHung: () => void;
+}
+
+export interface WorkerProcess {
+  readonly pid: number;
+  send(message: ToWorker): boolean;
+  /** SIGKILL to the worker's process group (it is a group leader). */
+  kill(): void;
+}
+
+export function forkWorker(options: WorkerProcessOptions): WorkerProcess {
+  const log = options.logger;
+  // detached: the worker leads its own group, so a terminal's Ctrl-C reaches only the control
+  // plane (which then stops sessions in order) and a hung worker can be killed as a group.
+  const child: ChildProcess = fork(options.modulePath, [`--session-dir=${options.marker}`], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
+    detached: true,
+    env: process.env,
+  });
+  const pid = child.pid ?? -1;
+  const wlog = log.child({ worker_pid: pid });
+  pipeLines(child.stdout, (line) => wlog.info({ stream: "stdout" }, line));
+  pipeLines(child.stderr, (line) => wlog.warn({ stream: "stderr" }, line));
+
+  let lastPong = Date.now();
+  let pingId = 0;
+  let exited = false;
+  const timer = setInterval(() => {
+    if (exited) return;
+    if (Date.now() - lastPong > PONG_TIMEOUT_MS) {
+      wlog.error({ silent_ms: Date.now() - lastPong }, "worker does not answer pings; treating it as hung");
+      clearInterval(timer);
+      options.onHung();
+      return;
+    }
+    send({ type: "ping", id: ++pingId });
+  }, PING_INTERVAL_MS);
+  timer.unref();
+
+  child.on("message", (raw: unknown) => {
+    const parsed = fromWorkerSchema.safeParse(raw);
+    if (!parsed.success) {
+      wlog.warn({ issues: parsed.error.issues.slice(0, 3) }, "worker sent a message outside the protocol; ignored");
+      return;
+    }
+    // Any message proves the worker's event loop is alive, not only a pong.
+    lastPong = Date.now();
+    options.onMessage(parsed.data);
+  });
+  child.on("error", (err) => wlog.warn({ err }, "worker process error"));
+  child.once("exit", (code, signal) => {
+    exited = true;
+    clearInterval(timer);
+    wlog.info({ code, signal }, "worker exited");
+    options.onExit({ code, signal });
+  });
+
+  function send(message: ToWorker): boolean {
+    if (exited || !child.connected) return false;
+    try {
+      child.send(message, (err) => {
+        if (err) wlog.debug({ err, type: message.type }, "IPC send failed");
+      });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  return {
+    pid,
+    send,
+    kill() {
+      if (exited) return;
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL");
+      }
+    },
+  };
+}
+
+function pipeLines(stream: Readable | null, onLine: (line: string) => void): void {
+  if (!stream) return;
+  createInterface({ input: stream, crlfDelay: Infinity }).on("line", (line) => {
+    if (line.trim() !== "") onLine(line);
+  });
+}

@@ -1,0 +1,46 @@
+/**
+ * The recorder bot's settings: plain environment variables (recorder-bot.md Limits,
+ * decisions.md). Minutes accept decimals so tests need not wait whole minutes.
+ */
+import { z } from "zod";
+import { bool, decimal, int, list, oneOf, text, textDefault } from "./fields.ts";
+
+export const botSchema = z
+  .object({
+    BOT_ACCESS_TOKEN: text(),
+    RECORDINGS_DIR: textDefault("./recordings"),
+    RECORDING_FORMAT: oneOf(["wav", "flac"] as const, "wav"),
+    MEETING_WAIT_FOR_LOBBY: decimal(30, 0.01),
+    MAX_RECORDING_MINUTES: decimal(240, 0.01),
+    /** Each bot is one Chromium (~400 MB PSS, ~15% of a core): 8 fit the 2-core reference box. */
+    MAX_CONCURRENT_SESSIONS: int(8, 1, 1000),
+    MEETING_ALLOWED_HOSTS: list(["teams.microsoft.com", "teams.live.com"]),
+    BOT_DISPLAY_NAME: textDefault("Meeting Recorder"),
+    MIC_PLAYBACK_ENABLED: bool(false),
+    DISABLE_NOISE_SUPPRESSION: bool(true),
+    MEDIA_DIR: textDefault("/app/media"),
+    MAX_UPLOAD_MB: decimal(100, 0.001, 10_000),
+    WEBHOOK_URL: text(),
+    WEBHOOK_EVENTS: bool(false),
+    WEBHOOK_SECRET: text(),
+    /** Base of the ingest URL handed to audio producers; derived from the request when unset. */
+    PUBLIC_BASE_URL: text(),
+    /** How long a SIGTERM waits for sessions to leave and close their files before the crash path. */
+    SHUTDOWN_GRACE_SECONDS: int(20, 0, 3600),
+    CHROMIUM_PATH: textDefault("/usr/bin/chromium"),
+  })
+  .strict();
+
+export const serverSchema = z
+  .object({
+    PORT: int(8000, 0, 65535),
+    HOST: textDefault("0.0.0.0"),
+    DATABASE_URL: textDefault("file:./data/app.db"),
+    LOG_LEVEL: oneOf(["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),
+  })
+  .strict()
+  .superRefine((v, ctx) => {
+    if (!/^(file:|postgres(ql)?:\/\/)/.test(v.DATABASE_URL)) {
+      ctx.addIssue({ code: "custom", path: ["DATABASE_URL"], message: "must start with file: (SQLite) or postgres:// (PostgreSQL)" });
+    }
+  });

@@ -1,0 +1,66 @@
+/**
+ * Opens the database named by DATABASE_URL: `file:<path>` is embedded SQLite (better-sqlite3),
+ * `postgres://` is PostgreSQL (pg pool). Migrations are applied first.
+ *
+ * Both generated clients come from one models file, so their model APIs are identical; the
+ * PostgreSQL client is typed as the SQLite one (`Db`) rather than duplicating every signature.
+ * Code must therefore stay inside what both providers support (no `mode: "insensitive"`, no
+ * `skipDuplicates`): normalise values before storing them instead.
+ */
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import type { Logger } from "../../shared/log/logger.ts";
+import { PrismaClient as SqliteClient } from "../../prisma/generated/sqlite/client.ts";
+import { migratePostgres } from "./migrate-postgres.ts";
+import { migrateSqlite } from "./migrate-sqlite.ts";
+
+export type Db = SqliteClient;
+
+export interface Database {
+  db: Db;
+  provider: "sqlite" | "postgresql";
+  /** Cheap round trip for /readyz. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function sqlitePath(url: string): string {
+  const path = url.replace(/^file:/, "").replace(/\?.*$/, "");
+  return path === ":memory:" ? path : resolve(path);
+}
+
+export async function openDatabase(url: string, logger: Logger, options: { migrate?: boolean } = {}): Promise<Database> {
+  const migrate = options.migrate ?? true;
+  if (url.startsWith("file:")) {
+    const file = sqlitePath(url);
+    if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+    if (migrate) await migrateSqlite(file, logger);
+    const { PrismaBetterSqlite3 } = await import("@prisma/adapter-better-sqlite3");
+    // busy timeout: writers from several processes (tests, CLI) wait instead of failing.
+    const db = new SqliteClient({ adapter: new PrismaBetterSqlite3({ url: file, timeout: 10_000 }) });
+    await db.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
+    await db.$queryRawUnsafe("PRAGMA foreign_keys = ON");
+    return {
+      db,
+      provider: "sqlite",
+      ping: async () => void (await db.$queryRawUnsafe("SELECT 1")),
+      close: () => db.$disconnect(),
+    };
+  }
+  if (migrate) await migratePostgres(url, logger);
+  const { PrismaPg } = await import("@prisma/adapter-pg");
+  const { PrismaClient: PgClient } = await import("../../prisma/generated/postgresql/client.ts");
+  const pgClient = new PgClient({ adapter: new PrismaPg({ connectionString: url, max: 16 }) });
+  const db = pgClient as unknown as Db;
+  return {
+    db,
+    provider: "postgresql",
+    ping: async () => void (await db.$queryRawUnsafe("SELECT 1")),
+    close: () => db.$disconnect(),
+  };
+}
+
+/** True when an error is a unique-constraint violation (Prisma P2002), on either provider. */
+export function isUniqueViolation(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "P2002";
+}

@@ -1,0 +1,54 @@
+/**
+ * The one place that writes error responses. Handlers throw; this maps AppError to its wire
+ * shape, body-parser and multer failures to catalogue codes, and anything else to a generic 500
+ * with the request id (details go to the log, never to the wire).
+ */
+import type { ErrorRequestHandler, Request } from "express";
+import { AppError, type ErrorFamily } from "./errors.ts";
+
+export function errorFamily(req: Request, authPrefix: string): ErrorFamily {
+  const path = req.originalUrl.split("?")[0] ?? "";
+  return path === authPrefix || path.startsWith(`${authPrefix}/`) ? "auth" : "bot";
+}
+
+/** Errors thrown by body parsers and multer, translated into the catalogue. */
+function fromInfrastructure(error: unknown, family: ErrorFamily): AppError | undefined {
+  const e = error as { type?: string; status?: number; code?: string; message?: string };
+  if (e.type === "entity.parse.failed") {
+    return family === "bot"
+      ? new AppError("validation_failed", { items: [{ loc: ["body"], msg: "JSON decode error", type: "json_invalid" }] })
+      : new AppError("bad_request", { errors: ["The request body is not valid JSON."] });
+  }
+  // A path parameter that is not valid percent-encoding (`/status/%ZZ`) cannot name anything.
+  if (error instanceof URIError && e.status === 400) return new AppError("not_found", { cause: error });
+  if (e.type === "entity.too.large" || e.code === "LIMIT_FILE_SIZE") return new AppError("payload_too_large", { cause: error });
+  if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") return new AppError("unsupported_media_type", { cause: error });
+  if (e.code === "LIMIT_UNEXPECTED_FILE" || e.code === "LIMIT_PART_COUNT" || e.code === "LIMIT_FIELD_COUNT") {
+    return new AppError("validation_failed", { items: [{ loc: ["body", "file"], msg: e.message ?? "Unexpected form field", type: "value_error" }] });
+  }
+  return undefined;
+}
+
+export function errorMiddleware(authPrefix: string): ErrorRequestHandler {
+  return (error, req, res, next) => {
+    if (res.headersSent) {
+      next(error);
+      return;
+    }
+    const family = errorFamily(req, authPrefix);
+    const appError = error instanceof AppError ? error : fromInfrastructure(error, family);
+    if (!appError) {
+      req.log.error({ err: error }, "unhandled error");
+      const id = String(req.id);
+      res.status(500).json(family === "bot" ? { detail: `Internal server error (request id ${id})` } : { error: "server_error", error_description: `Internal server error (request id ${id})` });
+      return;
+    }
+    if (appError.status >= 500) req.log.error({ err: appError, cause: appError.cause }, appError.message);
+    else req.log.debug({ code: appError.code, cause: appError.cause instanceof Error ? appError.cause.message : undefined }, "request refused");
+    for (const [name, value] of Object.entries(appError.options.headers ?? {})) res.setHeader(name, value);
+    if (appError.code === "invalid_token") res.setHeader("WWW-Authenticate", 'Bearer error="invalid_token"');
+    const body = appError.body(family);
+    if (body === undefined) res.status(appError.status).end();
+    else res.status(appError.status).json(body);
+  };
+}

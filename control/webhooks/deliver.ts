@@ -1,0 +1,54 @@
+import { got } from "got";
+import { Webhook } from "standardwebhooks";
+import type { StoredEvent } from "./store.ts";
+
+export type AttemptOutcome = { ok: true; status: number } | { ok: false; status?: number; error?: string };
+
+/** Secrets in the Standard Webhooks form start with this and hold base64 key bytes. */
+const STANDARD_SECRET_PREFIX = "whsec_";
+
+/** Builds a signer; a secret without the `whsec_` prefix is used as raw key bytes. */
+export function createSigner(secret: string): Webhook {
+  return secret.startsWith(STANDARD_SECRET_PREFIX)
+    ? new Webhook(secret)
+    : new Webhook(new Uint8Array(Buffer.from(secret, "utf8")), { format: "raw" });
+}
+
+export interface AttemptOptions {
+  url: string;
+  signer: Webhook | null;
+  timeoutMs: number;
+  signal: AbortSignal;
+}
+
+/** One POST; never throws. Only a 2xx counts as accepted (redirects are not followed). */
+export async function attemptDelivery(event: StoredEvent, options: AttemptOptions): Promise<AttemptOutcome> {
+  const body = JSON.stringify(event.payload);
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "webhook-id": event.webhook_id,
+  };
+  if (options.signer) {
+    // The timestamp is the attempt's, not the event's: receivers reject signatures older than
+    // their tolerance (5 minutes in the reference library), and retries run for a day.
+    const sentAt = new Date();
+    headers["webhook-timestamp"] = String(Math.floor(sentAt.getTime() / 1000));
+    headers["webhook-signature"] = options.signer.sign(event.webhook_id, sentAt, body);
+  }
+  try {
+    const response = await got.post(options.url, {
+      body,
+      headers,
+      timeout: { request: options.timeoutMs },
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+      followRedirect: false,
+      signal: options.signal,
+    });
+    const status = response.statusCode;
+    return status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status };
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    return { ok: false, error: typeof code === "string" ? code : String(error) };
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The closed IPC protocol between the control plane (supervisor) and one meeting worker
+ * (conventions.md 9): a discriminated union each way, every message parsed by zod on arrival,
+ * an `init` → `ready` / `initFailed` handshake, request/response pairs matched by id.
+ */
+import { z } from "zod";
+
+import { endReasonSchema, sessionStatusSchema, type SessionStatus } from "../journal/records.ts";
+
+export { endReasonSchema, sessionStatusSchema };
+export type { EndReason, SessionStatus } from "../journal/records.ts";
+
+export const FINAL_STATUSES: ReadonlySet<SessionStatus> = new Set(["stopped", "denied", "not_admitted", "interrupted", "error"]);
+
+// ------------------------------------------------------------------ control → worker
+
+export const initSchema = z.object({
+  type: z.literal("init"),
+  sessionId: z.string().uuid(),
+  meetingUrl: z.string().url(),
+  displayName: z.string(),
+  record: z.boolean(),
+  format: z.enum(["wav", "flac"]),
+  /** Where ffmpeg writes while recording (the control plane moves it into storage after). */
+  recordingPath: z.string(),
+  /** The session's journal (RECORDINGS_DIR/.sessions/<id>.journal), written from the start. */
+  journalPath: z.string(),
+  /** A private folder for PulseAudio, Chromium profile and temp files; removed on exit. */
+  workDir: z.string(),
+  lobbyWaitMs: z.number().positive(),
+  maxRecordingMs: z.number().positive(),
+  mic: z.object({ enabled: z.boolean(), disableNoiseSuppression: z.boolean() }),
+  chromiumPath: z.string(),
+  logLevel: z.string(),
+});
+export type InitMessage = z.infer<typeof initSchema>;
+
+export const stopSchema = z.object({ type: z.literal("stop"), reason: z.enum(["stopped_by_api", "shutdown"]) });
+export const pingSchema = z.object({ type: z.literal("ping"), id: z.number() });
+
+/** A request answered by a `response` with the same id (audio playback and streams). */
+export const requestSchema = z.object({
+  type: z.literal("request"),
+  id: z.number(),
+  op: z.string(),
+  args: z.record(z.string(), z.unknown()),
+});
+export type WorkerRequest = z.infer<typeof requestSchema>;
+
+export const toWorkerSchema = z.discriminatedUnion("type", [initSchema, stopSchema, pingSchema, requestSchema]);
+export type ToWorker = z.infer<typeof toWorkerSchema>;
+
+// ------------------------------------------------------------------ worker → control
+
+export const readySchema = z.object({ type: z.literal("ready"), pids: z.record(z.string(), z.number()) });
+export const initFailedSchema = z.object({ type: z.literal("initFailed"), message: z.string() });
+export const statusSchema = z.object({
+  type: z.literal("status"),
+  status: sessionStatusSchema,
+  previousStatus: sessionStatusSchema.nullable(),
+  at: z.string(),
+  endReason: endReasonSchema.nullable().optional(),
+  errorMessage: z.string().nullable().optional(),
+  joinedAt: z.string().nullable().optional(),
+});
+export type StatusMessage = z.infer<typeof statusSchema>;
+export const participantsSchema = z.object({ type: z.literal("participants"), count: z.number().int().nullable() });
+/** Sent once, after the bot left and the recording file is closed (before the process exits). */
+export const finishedSchema = z.object({
+  type: z.literal("finished"),
+  status: sessionStatusSchema,
+  endReason: endReasonSchema,
+  errorMessage: z.string().nullable(),
+  recordingPath: z.string().nullable(),
+  recordingBytes: z.number().int().nullable(),
+  at: z.string(),
+});
+export type FinishedMessage = z.infer<typeof finishedSchema>;
+export const pongSchema = z.object({ type: z.literal("pong"), id: z.number() });
+export const responseSchema = z.object({
+  type: z.literal("response"),
+  id: z.number(),
+  ok: z.boolean(),
+  result: z.unknown().optional(),
+  /** HTTP-like status and a public message, mapped by the supervisor to the API's errors. */
+  error: z.object({ status: z.number(), message: z.string() }).optional(),
+});
+export type WorkerResponse = z.infer<typeof responseSchema>;
+
+export const fromWorkerSchema = z.discriminatedUnion("type", [readySchema, initFailedSchema, statusSchema, participantsSchema, finishedSchema, pongSchema, responseSchema]);
+export type FromWorker = z.infer<typeof fromWorkerSchema>;

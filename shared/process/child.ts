@@ -1,0 +1,159 @@
+import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
+import type { Logger } from "../log/logger.ts";
+import { killProcessGroup, signalProcessGroup } from "./group.ts";
+
+/** How a child ended: exactly one of code / signal is non-null (as node reports it). */
+export interface ChildExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface SpawnChildOptions {
+  command: string;
+  args: readonly string[];
+  logger: Logger;
+  /** Short name put on every log line (e.g. "ffmpeg"). */
+  name: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** "pipe" keeps stdin writable (ffmpeg's "q"); default "ignore". */
+  stdin?: "pipe" | "ignore";
+  /** Called with each stderr line, after it is logged (e.g. to parse ffmpeg banners). */
+  onStderrLine?: (line: string) => void;
+  onStdoutLine?: (line: string) => void;
+}
+
+export interface StopOptions {
+  /** First signal (default SIGTERM); null when the caller already asked it to quit another way
+   * (e.g. "q" on ffmpeg's stdin) and only the bounded wait and the SIGKILL remain. */
+  signal?: NodeJS.Signals | null;
+  /** Send the first signal to the whole group instead of the leader only. */
+  group?: boolean;
+  /** Wait this long after the first signal before SIGKILLing the group. */
+  timeoutMs?: number;
+}
+
+export interface Child {
+  readonly pid: number;
+  readonly process: ChildProcess;
+  /** Resolves (never rejects) once the process has exited. */
+  readonly exited: Promise<ChildExit>;
+  /** Whether `exited` has settled. */
+  readonly hasExited: boolean;
+  /** The last stderr lines, for error messages. */
+  stderrTail(): string[];
+  stop(options?: StopOptions): Promise<ChildExit>;
+}
+
+/** Enough stderr to explain a failure without holding a chatty process's whole log. */
+const STDERR_TAIL_LINES = 20;
+const DEFAULT_STOP_TIMEOUT_MS = 5_000;
+
+/**
+ * Spawns a child in its own process group (detached) so that it and everything it starts can be
+ * killed together; output is logged line by line with the pid. Modelled on Playwright's
+ * processLauncher.ts: graceful signal, bounded wait, then SIGKILL to the group.
+ */
+export function spawnChild(options: SpawnChildOptions): Child {
+  const stdio: StdioOptions = [options.stdin ?? "ignore", "pipe", "pipe"];
+  const proc = spawn(options.command, [...options.args], {
+    detached: true,
+    stdio,
+    env: options.env ?? process.env,
+    cwd: options.cwd,
+  });
+  // Without a listener a spawn failure ('error' event) would crash the whole worker.
+  let spawnError: Error | undefined;
+  proc.on("error", (err) => {
+    spawnError = err;
+  });
+  const pid = proc.pid;
+  if (pid === undefined) {
+    // spawn failures (ENOENT, EACCES) arrive as an 'error' event; a missing pid is the sign.
+    throw new Error(`cannot spawn ${options.command}`, { cause: options.args });
+  }
+  const log = options.logger.child({ child: options.name, child_pid: pid });
+  log.debug({ command: options.command, args: options.args }, "child spawned");
+
+  const tail: string[] = [];
+  pipeLines(proc.stdout, (line) => {
+    log.debug({ stream: "stdout" }, line);
+    options.onStdoutLine?.(line);
+  });
+  pipeLines(proc.stderr, (line) => {
+    tail.push(line);
+    if (tail.length > STDERR_TAIL_LINES) tail.shift();
+    log.debug({ stream: "stderr" }, line);
+    options.onStderrLine?.(line);
+  });
+  // Writing "q" to a process that has just died must not crash the worker with EPIPE.
+  proc.stdin?.on("error", (err) => log.debug({ err }, "stdin error"));
+
+  let done = false;
+  const exited = new Promise<ChildExit>((resolve) => {
+    proc.on("error", (err) => log.warn({ err, spawnError }, "child process error"));
+    proc.once("exit", (code, signal) => {
+      done = true;
+      log.debug({ code, signal }, "child exited");
+      resolve({ code, signal });
+    });
+  });
+
+  let stopping: Promise<ChildExit> | undefined;
+  const stop = (opts: StopOptions = {}): Promise<ChildExit> => {
+    stopping ??= (async () => {
+      if (done) return exited;
+      const signal = opts.signal === undefined ? "SIGTERM" : opts.signal;
+      if (signal && opts.group) signalProcessGroup(pid, signal);
+      else if (signal) trySignal(proc, signal);
+      const timeoutMs = opts.timeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
+      const result = await raceTimeout(exited, timeoutMs);
+      if (result === undefined) {
+        log.warn({ timeoutMs, signal }, "child did not stop in time; SIGKILL to its group");
+      }
+      // Always sweep the group: a leader that exited may have left grandchildren behind.
+      killProcessGroup(pid);
+      return result ?? exited;
+    })();
+    return stopping;
+  };
+
+  return {
+    pid,
+    process: proc,
+    exited,
+    get hasExited() {
+      return done;
+    },
+    stderrTail: () => [...tail],
+    stop,
+  };
+}
+
+function pipeLines(stream: Readable | null, onLine: (line: string) => void): void {
+  if (!stream) return;
+  const rl = createInterface({ input: stream, crlfDelay: Infinity });
+  rl.on("line", onLine);
+}
+
+function trySignal(proc: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    proc.kill(signal);
+  } catch {
+    // Already gone: nothing to signal.
+  }
+}
+
+async function raceTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

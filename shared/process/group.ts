@@ -1,0 +1,83 @@
+import { readFile, readdir } from "node:fs/promises";
+
+/**
+ * Sends a signal to a whole process group (negative pid). Returns false when the group is gone
+ * (ESRCH), which callers treat as success: there is nothing left to stop.
+ */
+export function signalProcessGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ESRCH") return false;
+    throw err;
+  }
+}
+
+/** SIGKILL to the whole group; safe to call when it no longer exists. */
+export function killProcessGroup(pgid: number): boolean {
+  return signalProcessGroup(pgid, "SIGKILL");
+}
+
+/** Whether a process with this pid exists (and is not a zombie). */
+export async function isAlive(pid: number): Promise<boolean> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+    return processState(stat) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves true once the pid is gone, false when still alive after timeoutMs. */
+export async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (await isAlive(pid)) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return true;
+}
+
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  cmdline: string;
+}
+
+/** Every live process from /proc (zombies excluded), for finding groups and leftovers. */
+export async function listProcesses(): Promise<ProcessInfo[]> {
+  const entries = await readdir("/proc");
+  const out: ProcessInfo[] = [];
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const [stat, cmd] = await Promise.all([
+        readFile(`/proc/${name}/stat`, "utf8"),
+        readFile(`/proc/${name}/cmdline`, "utf8"),
+      ]);
+      if (processState(stat) === "Z") continue;
+      // Fields after the parenthesised comm: state ppid pgrp ...
+      const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.push({
+        pid: Number(name),
+        ppid: Number(rest[1]),
+        pgid: Number(rest[2]),
+        cmdline: cmd.split("\0").join(" ").trim(),
+      });
+    } catch {
+      // The process exited between readdir and readFile.
+    }
+  }
+  return out;
+}
+
+/** Pids of the processes in a group. */
+export async function groupMembers(pgid: number): Promise<number[]> {
+  return (await listProcesses()).filter((p) => p.pgid === pgid).map((p) => p.pid);
+}
+
+function processState(stat: string): string | undefined {
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+}

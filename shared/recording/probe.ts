@@ -1,0 +1,16 @@
+import { execa } from "execa";
+
+/** Duration in seconds as ffprobe reads it from the container; null when it cannot tell. */
+export async function probeDuration(path: string): Promise<number | null> {
+  const { stdout } = await execa("ffprobe", [
+    "-v",
+    "error",
+    "-show_entries",
+    "format=duration",
+    "-of",
+    "default=noprint_wrappers=1:nokey=1",
+    path,
+  ]);
+  const value = Number.parseFloat(stdout.trim());
+  return Number.isFinite(value) ? value : null;
+}

@@ -1,0 +1,91 @@
+/**
+ * Startup recovery and worker crash paths with the fake worker (fast, no browser): a journal cut
+ * at a random byte never stops the start; an unfinished journal becomes an `interrupted` session
+ * (its row rebuilt from the journal) with the repaired recording stored and the webhook sent; a
+ * worker that stops answering pings and one that crashes both take the crash path.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import { test } from "node:test";
+import { sessionPaths } from "../../control/bot/paths.ts";
+import { openJournal } from "../../shared/journal/index.ts";
+import { MEETING_URL, startBotApp, waitForSession } from "./fixtures/bot-app.ts";
+import { hear } from "./fixtures/media.ts";
+import { startReceiver } from "./fixtures/receiver.ts";
+
+type Json = Record<string, unknown>;
+
+async function seedSession(dir: string, id: string, cutAt: "random" | "none"): Promise<string> {
+  const paths = sessionPaths(dir, id, "wav");
+  mkdirSync(paths.sessionDir, { recursive: true });
+  // A 3 s tone whose header still says "unknown size", as ffmpeg leaves it when SIGKILLed.
+  execFileSync("ffmpeg", ["-loglevel", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=3", "-ac", "2", "-c:a", "pcm_s16le", "-y", paths.recording]);
+  const wav = readFileSync(paths.recording);
+  wav.writeUInt32LE(0xffffffff, 4);
+  wav.writeUInt32LE(0xffffffff, wav.indexOf("data") + 4);
+  writeFileSync(paths.recording, wav);
+  const journal = await openJournal(paths.journal, { fsync: false });
+  const at = new Date().toISOString();
+  await journal.append({ type: "session", session_id: id, meeting_url: MEETING_URL, reference: `seed-${id.slice(0, 4)}`, display_name: "Seed", record: true, format: "wav", recording_path: paths.recording, created_at: at });
+  await journal.append({ type: "status", status: "joining", previous_status: null, at });
+  await journal.append({ type: "recording_started", path: paths.recording, at });
+  await journal.append({ type: "status", status: "recording", previous_status: "joining", at });
+  await journal.close();
+  if (cutAt === "random") {
+    const bytes = readFileSync(paths.journal);
+    writeFileSync(paths.journal, bytes.subarray(0, Math.floor(Math.random() * bytes.length)));
+  }
+  return paths.journal;
+}
+
+test("a journal truncated at a random byte does not stop startup", { timeout: 120_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "bot-trunc-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const ids = [randomUUID(), randomUUID(), randomUUID()];
+  for (const id of ids) await seedSession(dir, id, "random");
+  writeFileSync(join(dir, ".sessions", `${randomUUID()}.journal`), Buffer.from([0xde, 0xad, 0xbe]));
+  const app = await startBotApp(t, { recordingsDir: dir });
+  assert.equal((await app.request("GET", "/")).status, 200);
+  for (const id of ids) {
+    const res = await app.request("GET", `/status/${id}`);
+    // Cut before the session record: nothing to rebuild; cut after it: recovered as interrupted.
+    assert.ok(res.status === 404 || (res.body as Json).status === "interrupted", JSON.stringify(res.body));
+  }
+});
+
+test("an unfinished journal is recovered: row rebuilt, recording repaired and stored, webhook sent", { timeout: 120_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "bot-recover-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const receiver = await startReceiver();
+  t.after(() => receiver.close());
+  const id = randomUUID();
+  await seedSession(dir, id, "none");
+  const app = await startBotApp(t, { recordingsDir: dir, bot: { WEBHOOK_URL: receiver.url } });
+  const s = (await app.request("GET", `/status/${id}`)).body as Json;
+  assert.equal(s.status, "interrupted");
+  assert.equal(s.end_reason, "interrupted");
+  const heard = await hear(String(s.recording_file));
+  assert.ok(Math.abs(heard.durationSec - 3) < 0.05 && Math.abs(heard.frequency - 440) <= 10, JSON.stringify(heard));
+  const hook = await receiver.waitFor((e) => e.session_id === id && e.event === "finished");
+  assert.equal(hook.status, "interrupted");
+  assert.equal(hook.previous_status, "recording");
+  assert.equal(hook.recording_file, s.recording_file);
+});
+
+test("a crashing worker and a hung worker both end interrupted with their recording", { timeout: 120_000 }, async (t) => {
+  const app = await startBotApp(t);
+  const crash = await app.request("POST", "/join", { body: { meeting_url: MEETING_URL, display_name: "fake:crash" } });
+  const crashId = String(((crash.body as Json).session as Json).session_id);
+  const crashed = await waitForSession(app, crashId, (s) => s.status === "interrupted", 30_000);
+  assert.ok(crashed.recording_file, "the partial recording is stored");
+  assert.ok((await hear(String(crashed.recording_file))).durationSec > 0.5);
+
+  const hang = await app.request("POST", "/join", { body: { meeting_url: MEETING_URL, display_name: "fake:hang" } });
+  const hangId = String(((hang.body as Json).session as Json).session_id);
+  const hung = await waitForSession(app, hangId, (s) => s.status === "interrupted", 60_000);
+  assert.equal(hung.end_reason, "interrupted");
+});

@@ -1,0 +1,77 @@
+import assert from "node:assert/strict";
+import { PassThrough } from "node:stream";
+import { test } from "node:test";
+import { createLogger } from "../../shared/log/logger.ts";
+import { spawnChild } from "../../shared/process/child.ts";
+import { groupMembers, isAlive, waitForExit } from "../../shared/process/group.ts";
+
+function capturingLogger(): { logger: ReturnType<typeof createLogger>; lines: () => Record<string, unknown>[] } {
+  const stream = new PassThrough();
+  const chunks: string[] = [];
+  stream.on("data", (c: Buffer) => chunks.push(c.toString()));
+  const logger = createLogger({ level: "debug", destination: stream });
+  const lines = () =>
+    chunks
+      .join("")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { logger, lines };
+}
+
+test("a child's output is logged line by line with its pid and stderr is kept", async () => {
+  const { logger, lines } = capturingLogger();
+  const child = spawnChild({
+    command: "sh",
+    args: ["-c", "echo out-1; echo err-1 >&2; echo err-2 >&2; exit 3"],
+    logger,
+    name: "sh",
+  });
+  const exit = await child.exited;
+  assert.deepEqual(exit, { code: 3, signal: null });
+  // Let the pipes drain: 'exit' can come before the last lines are read.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual(child.stderrTail(), ["err-1", "err-2"]);
+  const logged = lines().filter((l) => l.child_pid === child.pid);
+  assert.ok(logged.some((l) => l.msg === "out-1" && l.stream === "stdout"));
+  assert.ok(logged.some((l) => l.msg === "err-2" && l.stream === "stderr"));
+});
+
+test("stop() SIGKILLs a group that ignores SIGTERM, grandchildren included", async (t) => {
+  const logger = createLogger({ level: "warn" });
+  // The shell ignores TERM and has a grandchild: only a SIGKILL to the group ends both.
+  const child = spawnChild({
+    command: "sh",
+    args: ["-c", "trap '' TERM; sleep 300 & echo started; wait"],
+    logger,
+    name: "stubborn",
+    onStdoutLine: (l) => l === "started" && started(),
+  });
+  let started!: () => void;
+  await new Promise<void>((resolve) => (started = resolve));
+  t.after(() => child.stop({ signal: "SIGKILL", group: true, timeoutMs: 0 }));
+  const members = await groupMembers(child.pid);
+  assert.ok(members.length >= 2, `expected sh and sleep in the group, got ${members.join(",")}`);
+
+  const [first, second] = await Promise.all([
+    child.stop({ signal: "SIGTERM", timeoutMs: 300 }),
+    child.stop({ signal: "SIGTERM", timeoutMs: 300 }), // idempotent: same outcome, one kill
+  ]);
+  assert.equal(first.signal, "SIGKILL");
+  assert.deepEqual(second, first);
+  for (const pid of members) assert.ok(await waitForExit(pid, 3_000), `pid ${pid} survived`);
+});
+
+test("a graceful stop needs no SIGKILL, and stop after exit is a no-op", async () => {
+  const logger = createLogger({ level: "warn" });
+  const child = spawnChild({ command: "sleep", args: ["300"], logger, name: "sleep" });
+  const exit = await child.stop({ timeoutMs: 5_000 });
+  assert.equal(exit.signal, "SIGTERM");
+  assert.equal(await isAlive(child.pid), false);
+  assert.deepEqual(await child.stop(), exit);
+});
+
+test("a command that cannot be spawned throws instead of crashing the process", () => {
+  const logger = createLogger({ level: "silent" });
+  assert.throws(() => spawnChild({ command: "/nonexistent/binary", args: [], logger, name: "missing" }));
+});

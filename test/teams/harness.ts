@@ -1,0 +1,50 @@
+// Shared set-up for the Teams adapter tests: one Chromium per test file, a context per test.
+import type { TestContext } from "node:test";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { createLogger, type Logger } from "../../shared/log/logger.ts";
+import { startTeamsFixture, type TeamsFixture } from "../fixture/teams/server.ts";
+
+export const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--autoplay-policy=no-user-gesture-required",
+  "--use-fake-ui-for-media-stream",
+];
+
+export interface Harness {
+  browser: Browser;
+  fixture: TeamsFixture;
+  logger: Logger;
+}
+
+export async function startHarness(extraArgs: string[] = []): Promise<Harness> {
+  const fixture = await startTeamsFixture();
+  try {
+    const browser = await chromium.launch({
+      executablePath: "/usr/bin/chromium",
+      headless: true,
+      args: [...CHROMIUM_ARGS, ...extraArgs],
+    });
+    return { browser, fixture, logger: createLogger({ level: process.env.LOG_LEVEL ?? "silent" }) };
+  } catch (err) {
+    await fixture.close();
+    throw err;
+  }
+}
+
+export async function stopHarness(h: Harness | undefined): Promise<void> {
+  await h?.browser.close().catch(() => undefined);
+  await h?.fixture.close().catch(() => undefined);
+}
+
+/** A fresh browser context and page for one test, closed in t.after. */
+export async function newPage(t: TestContext, h: Harness): Promise<Page> {
+  const context = await h.browser.newContext();
+  t.after(() => context.close().catch(() => undefined));
+  return context.newPage();
+}

@@ -1,0 +1,203 @@
+import { mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { BrowserContext, BrowserType, Page } from "playwright-core";
+import type { Logger } from "../../shared/log/logger.ts";
+import { killProcessGroup } from "../../shared/process/group.ts";
+import { chromiumProcesses, findBrowserPid, pssBytes } from "./processes.ts";
+
+/** The default of CHROMIUM_PATH; the worker's `init.chromiumPath` overrides it. */
+export const CHROMIUM_PATH = "/usr/bin/chromium";
+
+let playwright: Promise<{ chromium: BrowserType }> | undefined;
+/**
+ * Loads Playwright (memoised). Importing it costs the worker 1.5-4 s of CPU on a loaded 2-core
+ * box, so the worker starts the load early and does it while PulseAudio starts, instead of
+ * before it can even read its `init`.
+ */
+export function loadPlaywright(): Promise<{ chromium: BrowserType }> {
+  playwright ??= import("playwright-core");
+  return playwright;
+}
+
+/** Flags measured to work headless in a container (media-pipeline.md). */
+export const CHROMIUM_ARGS: readonly string[] = [
+  "--no-sandbox", // root in a container: the sandbox cannot start
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  // The meeting's audio must play without a click on the page.
+  "--autoplay-policy=no-user-gesture-required",
+  // Accepts media prompts without UI. With mic false there is no capture device in the worker's
+  // daemon and no microphone permission, so nothing can be captured; the flag stays so that the
+  // launch is the same either way.
+  "--use-fake-ui-for-media-stream",
+];
+
+export interface LaunchOptions {
+  /** The worker's directory; the profile goes in a fresh subdirectory, removed on close. */
+  dir: string;
+  /** PulseDaemon.env: routes the browser's audio to the worker's own daemon. */
+  pulseEnv: Record<string, string>;
+  logger: Logger;
+  mic: boolean;
+  /** The Chromium binary (CHROMIUM_PATH); /usr/bin/chromium when absent. */
+  executablePath?: string;
+  extraArgs?: readonly string[];
+  launchTimeoutMs?: number;
+  /** Pulse buffer for the browser's streams (PULSE_LATENCY_MSEC); default 200 without mic, unset with mic. */
+  pulseLatencyMs?: number;
+  /** How long close() lets Chromium shut down cleanly before killing it. */
+  closeTimeoutMs?: number;
+}
+
+export interface BrowserHandle {
+  readonly context: BrowserContext;
+  readonly page: Page;
+  /** The browser (main) process; it leads the process group of all Chromium processes. */
+  readonly pid: number;
+  readonly userDataDir: string;
+  /** Milliseconds from launch call to the first page being available. */
+  readonly launchMs: number;
+  /**
+   * Resolves when the browser goes away, whether by close() or by a crash; `expected` is false
+   * for a crash, which the worker reports as a browser failure.
+   */
+  readonly closed: Promise<{ expected: boolean }>;
+  /**
+   * PSS summed over every process of this browser, in bytes. Not while recording: reading
+   * smaps_rollup holds each process's mmap lock and stalled Chromium's audio for 100-300 ms.
+   */
+  pss(): Promise<number>;
+  /** Closes the context (bounded), then kills whatever is left of the group; idempotent. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_LAUNCH_TIMEOUT_MS = 60_000;
+const CLOSE_TIMEOUT_MS = 5_000;
+const NO_MIC_PULSE_LATENCY_MS = 500;
+
+export async function launchBrowser(options: LaunchOptions): Promise<BrowserHandle> {
+  const { dir, logger, mic } = options;
+  const userDataDir = join(dir, `chromium-profile-${Date.now()}`);
+  const configHome = join(dir, "chromium-config");
+  await mkdir(userDataDir, { recursive: true });
+  await mkdir(configHome, { recursive: true });
+
+  const latencyMs = options.pulseLatencyMs ?? (mic ? undefined : NO_MIC_PULSE_LATENCY_MS);
+  // A minimal environment: the host's PULSE_* or DISPLAY must not leak into a worker's browser.
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    LANG: process.env.LANG ?? "C.UTF-8",
+    TZ: process.env.TZ ?? "UTC",
+    ...options.pulseEnv,
+    // libpulse's buffer override. Chromium's ~20 ms default underran into 100-300 ms gaps in
+    // recordings when the 2-core box was overloaded; 200 ms removed most of them, but 8 bots on
+    // 2 cores still showed ~29 gaps > 100 ms per bot-minute; 500 ms: 0.1 (bench/bot.ts). The
+    // recording path does not care about latency. It also sets
+    // the capture fragment size, which delivered the microphone in bursts (page RMS 0.038
+    // instead of 0.044), so with a mic it stays off unless asked for.
+    ...(latencyMs ? { PULSE_LATENCY_MSEC: String(latencyMs) } : {}),
+    // Chromium writes crash reports and settings here; per worker, so meetings share nothing.
+    XDG_CONFIG_HOME: configHome,
+    XDG_CACHE_HOME: join(configHome, "cache"),
+  };
+  const { chromium } = await loadPlaywright();
+  const started = performance.now();
+  let context: BrowserContext;
+  try {
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: options.executablePath ?? CHROMIUM_PATH,
+      headless: true,
+      // Playwright mutes headless audio by default, which makes every recording pure zeros.
+      ignoreDefaultArgs: ["--mute-audio"],
+      args: [...CHROMIUM_ARGS, ...(options.extraArgs ?? [])],
+      env,
+      permissions: mic ? ["microphone"] : [],
+      timeout: options.launchTimeoutMs ?? DEFAULT_LAUNCH_TIMEOUT_MS,
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
+    });
+  } catch (err) {
+    await rm(userDataDir, { recursive: true, force: true });
+    throw new Error("Chromium did not launch", { cause: err });
+  }
+  const page = context.pages()[0] ?? (await context.newPage());
+  const launchMs = performance.now() - started;
+
+  const pid = await findBrowserPid(userDataDir);
+  if (pid === undefined) {
+    await context.close().catch(() => undefined);
+    await rm(userDataDir, { recursive: true, force: true });
+    throw new Error(`launched Chromium has no browser process for ${userDataDir}`);
+  }
+  const markers = [userDataDir, configHome];
+  const log = logger.child({ browser_pid: pid });
+  log.debug({ launchMs: Math.round(launchMs), mic }, "chromium launched");
+
+  let closeRequested = false;
+  const closed = new Promise<{ expected: boolean }>((resolve) => {
+    context.once("close", () => {
+      if (!closeRequested) log.error("chromium went away unexpectedly");
+      resolve({ expected: closeRequested });
+    });
+  });
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      closeRequested = true;
+      const closed = context.close().then(
+        () => true,
+        (err: unknown) => {
+          log.warn({ err }, "context close failed");
+          return false;
+        },
+      );
+      const inTime = await Promise.race([
+        closed,
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), options.closeTimeoutMs ?? CLOSE_TIMEOUT_MS).unref()),
+      ]);
+      if (!inTime) log.warn("chromium did not close in time; killing its processes");
+      await killAll(pid, markers);
+      await rm(userDataDir, { recursive: true, force: true, maxRetries: 3 });
+    })();
+    return closing;
+  };
+
+  return {
+    context,
+    page,
+    pid,
+    userDataDir,
+    launchMs,
+    closed,
+    pss: async () => pssBytes((await chromiumProcesses(pid, markers)).map((p) => p.pid)),
+    close,
+  };
+}
+
+/** SIGKILL the group and any straggler naming one of its dirs, until none is left. */
+async function killAll(pid: number, markers: readonly string[]): Promise<void> {
+  for (let attempt = 0; attempt < 40; attempt++) {
+    const left = await chromiumProcesses(pid, markers);
+    if (left.length === 0) return;
+    killProcessGroup(pid);
+    // A straggler outside the group is killed alone: its group may not be Chromium's.
+    for (const p of left) if (p.pgid !== pid) tryKill(p.pid);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`Chromium processes of ${markers.join(", ")} survived SIGKILL`);
+}
+
+function tryKill(pid: number): boolean {
+  try {
+    process.kill(pid, "SIGKILL");
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * One ffmpeg that plays audio into the virtual microphone (the `mic` sink), from a file or from
+ * its stdin. No `-re`: the pulse output blocks at the sink's real-time pace, which is also what
+ * makes a live stream push back on its producer (ffmpeg stops reading stdin when pulse is full).
+ */
+import type { Writable } from "node:stream";
+import type { Logger } from "../../shared/log/logger.ts";
+import { spawnChild, type Child, type ChildExit } from "../../shared/process/child.ts";
+import { killProcessGroup } from "../../shared/process/group.ts";
+import { MIC_SINK } from "../audio/pulse.ts";
+
+/**
+ * Pulse's own default target length is ~2 s, which would delay every sound by that much and keep
+ * 2 s of audio playing after a stop. 60 ms keeps ingest-to-ear latency low (bench/mic.ts) while
+ * leaving room for a busy 2-core box to schedule ffmpeg without underruns.
+ */
+const PULSE_BUFFER_MS = 60;
+/** ffmpeg answers SIGTERM within milliseconds; a wedged one is killed with its group. */
+const STOP_TIMEOUT_MS = 2_000;
+/** How long a file play waits for ffmpeg to open input and pulse before it answers. */
+const OPEN_TIMEOUT_MS = 10_000;
+
+export type PlayerSource =
+  | { kind: "file"; path: string; loop: boolean }
+  /** `rawFormat` for headerless PCM at 48 kHz mono; null lets ffmpeg detect mp3/ogg/wav/webm. */
+  | { kind: "stdin"; rawFormat: string | null };
+
+export interface PlayerOptions {
+  source: PlayerSource;
+  volume: number;
+  pulseEnv: Record<string, string>;
+  logger: Logger;
+}
+
+export interface Player {
+  readonly pid: number;
+  /** ffmpeg's stdin for a `stdin` source; null for a file. */
+  readonly input: Writable | null;
+  /** Resolves when ffmpeg exits, with whether it ended by itself (end of input) or by stop(). */
+  readonly ended: Promise<{ exit: ChildExit; stopped: boolean }>;
+  /** Resolves once ffmpeg has opened its input and the pulse output; rejects if it exits first. */
+  readonly opened: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export class PlayerFailure extends Error {}
+
+function inputArgs(source: PlayerSource): string[] {
+  if (source.kind === "file") {
+    return ["-nostdin", ...(source.loop ? ["-stream_loop", "-1"] : []), "-i", source.path];
+  }
+  // A small probe: the default (5 MB / 5 s of analysis) would hold back the start of a live
+  // stream by seconds; mp3, ogg, wav and webm headers are recognised in the first kilobytes.
+  const format = source.rawFormat ? ["-f", source.rawFormat, "-ar", "48000", "-ac", "1"] : ["-probesize", "32768", "-analyzeduration", "0"];
+  return ["-fflags", "nobuffer", ...format, "-i", "pipe:0"];
+}
+
+export function startPlayer(options: PlayerOptions): Player {
+  const { source, volume, pulseEnv, logger } = options;
+  let markOpened: () => void = () => undefined;
+  const opened = new Promise<void>((resolve) => (markOpened = resolve));
+  const args = [
+    "-hide_banner",
+    "-nostats",
+    "-loglevel",
+    "info",
+    ...inputArgs(source),
+    "-vn",
+    "-af",
+    `volume=${volume.toFixed(3)}`,
+    "-ac",
+    "1",
+    "-ar",
+    "48000",
+    "-f",
+    "pulse",
+    "-buffer_duration",
+    String(PULSE_BUFFER_MS),
+    "-device",
+    MIC_SINK,
+    "bot-playback",
+  ];
+  const child: Child = spawnChild({
+    command: "ffmpeg",
+    args,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...pulseEnv },
+    logger,
+    name: "ffmpeg-playback",
+    stdin: source.kind === "stdin" ? "pipe" : "ignore",
+    // "Output #0" is printed once the pulse stream is connected: playback has started.
+    onStderrLine: (line) => {
+      if (line.startsWith("Output #0")) markOpened();
+    },
+  });
+  let stopped = false;
+  // The player leads its own group and would outlive a worker that exits without close().
+  const killOnExit = () => killProcessGroup(child.pid);
+  process.once("exit", killOnExit);
+  const ended = child.exited.then((exit) => {
+    process.removeListener("exit", killOnExit);
+    return { exit, stopped };
+  });
+  const openedOrFailed = Promise.race([
+    opened,
+    child.exited.then((exit) => {
+      throw new PlayerFailure(`ffmpeg could not play the audio (exit ${exit.code ?? exit.signal}): ${child.stderrTail().slice(-2).join(" | ")}`);
+    }),
+    new Promise<void>((resolve) => setTimeout(resolve, OPEN_TIMEOUT_MS).unref()),
+  ]);
+  // Callers that never await it must not get an unhandled rejection.
+  openedOrFailed.catch(() => undefined);
+  return {
+    pid: child.pid,
+    input: child.process.stdin ?? null,
+    ended,
+    opened: openedOrFailed,
+    async stop() {
+      stopped = true;
+      child.process.stdin?.destroy();
+      await child.stop({ signal: "SIGTERM", timeoutMs: STOP_TIMEOUT_MS });
+    },
+  };
+}

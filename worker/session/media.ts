@@ -1,0 +1,148 @@
+import type { Logger } from "../../shared/log/logger.ts";
+import { killProcessGroup } from "../../shared/process/group.ts";
+import { startPulse, type PulseDaemon } from "../audio/pulse.ts";
+import { startRecorder, type Recorder, type RecordingFormat } from "../audio/recorder.ts";
+import { launchBrowser, loadPlaywright, type BrowserHandle } from "../browser/launch.ts";
+
+export interface MediaOptions {
+  workDir: string;
+  logger: Logger;
+  mic: boolean;
+  /** The Chromium binary (CHROMIUM_PATH, `init.chromiumPath`); the launcher's default when absent. */
+  chromiumPath?: string;
+  /** Null when the session does not record (`record` false): no ffmpeg at all. */
+  recording: { path: string; format: RecordingFormat } | null;
+}
+
+/** A failure while the session runs, worded for a person (it becomes `error_message`). */
+export class MediaFailure extends Error {}
+
+export interface Media {
+  readonly pulse: PulseDaemon;
+  readonly recorder: Recorder | null;
+  readonly browser: BrowserHandle;
+  /** When ffmpeg opened its input: sample 0 of the file is (about) this instant. */
+  readonly recordingOpenedAt: number | null;
+  readonly pids: Record<string, number>;
+  /** Resolves with a message when Chromium, ffmpeg or PulseAudio dies on its own; never rejects. */
+  readonly failure: Promise<string>;
+  /** Stops ffmpeg cleanly (the file complete); idempotent. Null when not recording. */
+  stopRecorder(): Promise<{ bytes: number; clean: boolean } | null>;
+  /** Closes the browser, stops ffmpeg if still running, then PulseAudio; idempotent, never throws. */
+  close(): Promise<void>;
+}
+
+function firstLine(err: unknown): string {
+  const e = err as Error;
+  const cause = e.cause instanceof Error ? `: ${e.cause.message.split("\n")[0]}` : "";
+  return `${e.message.split("\n")[0]}${cause}`;
+}
+
+/**
+ * Starts the worker's media in the order the recording needs: PulseAudio first (its sinks must
+ * exist before anyone connects; Playwright loads meanwhile), then ffmpeg and Chromium together:
+ * ffmpeg only has to be open BEFORE the join (it takes up to ~2 s to open the pulse input and
+ * nothing before that is captured: media-pipeline.md), and the browser plays nothing before the
+ * join, so waiting for one before launching the other only delayed the join (~1.7 s measured).
+ * A failure closes what was started and throws a MediaFailure naming the part that failed.
+ */
+export async function startMedia(options: MediaOptions): Promise<Media> {
+  const { workDir, logger, mic } = options;
+  // Playwright is loaded before ffmpeg starts: its (synchronous) module evaluation must not
+  // delay the moment the worker notices ffmpeg opened, which the trim to the admission relies on.
+  const playwright = loadPlaywright().then(
+    () => null,
+    (err: unknown) => err,
+  );
+  let pulse: PulseDaemon;
+  try {
+    pulse = await startPulse({ dir: workDir, logger, mic });
+  } catch (err) {
+    throw new MediaFailure(`PulseAudio failed to start: ${firstLine(err)}`, { cause: err });
+  }
+  await playwright;
+
+  let recordingOpenedAt: number | null = null;
+  const recording = options.recording;
+  const recorderStart: Promise<Recorder | null> = recording
+    ? startRecorder({ pulseEnv: pulse.env, source: pulse.recMonitor, format: recording.format, outPath: recording.path, logger }).then(
+        (started) => {
+          recordingOpenedAt = Date.now();
+          return started;
+        },
+        (err: unknown) => {
+          throw new MediaFailure(`ffmpeg could not start recording to ${recording.path}: ${firstLine(err)}`, { cause: err });
+        },
+      )
+    : Promise.resolve(null);
+  const browserStart = launchBrowser({ dir: workDir, pulseEnv: pulse.env, logger, mic, executablePath: options.chromiumPath }).catch((err: unknown) => {
+    throw new MediaFailure(`Chromium failed to launch: ${firstLine(err)}`, { cause: err });
+  });
+  const [recorderResult, browserResult] = await Promise.allSettled([recorderStart, browserStart]);
+  if (recorderResult.status === "rejected" || browserResult.status === "rejected") {
+    if (browserResult.status === "fulfilled") await browserResult.value.close().catch(() => undefined);
+    if (recorderResult.status === "fulfilled") await recorderResult.value?.stop().catch(() => undefined);
+    await pulse.stop();
+    throw recorderResult.status === "rejected" ? recorderResult.reason : (browserResult as PromiseRejectedResult).reason;
+  }
+  const recorder = recorderResult.value;
+  const browser = browserResult.value;
+
+  let closing = false;
+  const failure = new Promise<string>((resolve) => {
+    void browser.closed.then(({ expected }) => {
+      if (!expected && !closing) resolve("The browser (Chromium) crashed during the session.");
+    });
+    void recorder?.exited.then((exit) => {
+      if (!exit.expected && !closing) {
+        resolve(`The recorder (ffmpeg) stopped unexpectedly (exit code ${exit.code ?? "none"}, signal ${exit.signal ?? "none"}).`);
+      }
+    });
+    void pulse.exited.then((exit) => {
+      if (!closing) resolve(`The audio server (PulseAudio) stopped unexpectedly (exit code ${exit.code ?? "none"}, signal ${exit.signal ?? "none"}).`);
+    });
+  });
+
+  const pids: Record<string, number> = { pulseaudio: pulse.pid, chromium: browser.pid };
+  if (recorder) pids.ffmpeg = recorder.pid;
+  // Last resort if the worker exits without close() (a bug, an uncaught error): the children
+  // live in their own groups and would outlive us. process.kill is synchronous, fit for "exit".
+  const killOnExit = () => {
+    for (const pid of Object.values(pids)) killProcessGroup(pid);
+  };
+  process.once("exit", killOnExit);
+
+  let recorderStop: Promise<{ bytes: number; clean: boolean } | null> | undefined;
+  const stopRecorder = () => {
+    recorderStop ??= (async () => {
+      if (!recorder) return null;
+      const { bytes, exit } = await recorder.stop();
+      // "q" on stdin ends ffmpeg with 0; anything else means the file may lack its final header.
+      return { bytes, clean: exit.code === 0 };
+    })();
+    return recorderStop;
+  };
+
+  let closed: Promise<void> | undefined;
+  const close = () => {
+    closed ??= (async () => {
+      closing = true;
+      await browser.close().catch((err: unknown) => logger.error({ err }, "closing Chromium failed"));
+      await stopRecorder().catch((err: unknown) => logger.error({ err }, "stopping ffmpeg failed"));
+      await pulse.stop().catch((err: unknown) => logger.error({ err }, "stopping PulseAudio failed"));
+      process.removeListener("exit", killOnExit);
+    })();
+    return closed;
+  };
+
+  return {
+    pulse,
+    recorder,
+    browser,
+    recordingOpenedAt,
+    pids,
+    failure,
+    stopRecorder,
+    close,
+  };
+}

@@ -1,0 +1,47 @@
+import type { EndReason, SessionStatus } from "../../shared/ipc/messages.ts";
+
+/** Why the session is being ended from outside the Teams page (the abort reason). */
+export type StopCause =
+  | { kind: "stopped_by_api" }
+  /** The control plane is shutting down and asked us to finish (stop reason "shutdown", SIGTERM). */
+  | { kind: "shutdown" }
+  /** The IPC channel closed: the supervisor is gone; a restart reports the session interrupted. */
+  | { kind: "disconnect" }
+  | { kind: "max_duration" }
+  | { kind: "error"; message: string };
+
+/** How a session ends: the final status, its cause and, for `error`, what a person can do. */
+export interface Outcome {
+  status: SessionStatus;
+  endReason: EndReason;
+  errorMessage: string | null;
+}
+
+export function errorOutcome(message: string): Outcome {
+  return { status: "error", endReason: "error", errorMessage: message };
+}
+
+/**
+ * The final status for a stop from outside. A shutdown is a deliberate, clean stop by the
+ * operator: the recording is closed and complete, so it is `stopped`/`stopped_by_api` rather
+ * than `interrupted` (which means the recorder died and the file had to be repaired). A lost
+ * supervisor cannot hear the outcome; the journal then says `interrupted` and the next start
+ * reports it so.
+ */
+export function stopOutcome(cause: StopCause): Outcome {
+  switch (cause.kind) {
+    case "stopped_by_api":
+    case "shutdown":
+      return { status: "stopped", endReason: "stopped_by_api", errorMessage: null };
+    case "disconnect":
+      return { status: "interrupted", endReason: "interrupted", errorMessage: null };
+    case "max_duration":
+      return { status: "stopped", endReason: "max_duration", errorMessage: null };
+    case "error":
+      return errorOutcome(cause.message);
+  }
+}
+
+export function isStopCause(value: unknown): value is StopCause {
+  return typeof value === "object" && value !== null && "kind" in value;
+}

@@ -1,0 +1,69 @@
+import type { Page } from "playwright-core";
+import type { Logger } from "../../shared/log/logger.ts";
+import { blockedMessage } from "./messages.ts";
+import { clickFirst, pause } from "./page-actions.ts";
+import { classify, probePage } from "./probe.ts";
+import { ACTION_SELECTORS } from "./signals.ts";
+
+export type AdmissionResult = "admitted" | "denied" | "timeout" | { error: string };
+
+export interface AdmissionOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  logger: Logger;
+}
+
+const STEP_MS = 500;
+/** The call view must show on this many probes in a row, with no lobby text: no false admissions. */
+const CONFIRM_PROBES = 2;
+/** The pre-join screen back for this long means the join did not go through: not the lobby. */
+const PREJOIN_GRACE_MS = 10_000;
+/** Nothing recognisable for this long means the lobby page broke. */
+const UNKNOWN_GRACE_MS = 30_000;
+
+/** Waits in the lobby until admitted, denied, or `timeoutMs`. Throws the signal's reason on abort. */
+export async function waitForAdmission(page: Page, opts: AdmissionOptions): Promise<AdmissionResult> {
+  const { logger, signal } = opts;
+  const deadline = Date.now() + opts.timeoutMs;
+  let inCallStreak = 0;
+  let since = Date.now();
+  let last = "";
+
+  while (Date.now() < deadline) {
+    signal?.throwIfAborted();
+    let probe;
+    try {
+      probe = await probePage(page);
+    } catch (err) {
+      return { error: `The browser page failed while waiting in the lobby (${(err as Error).message}).` };
+    }
+    const { screen, signal: fired } = classify(probe);
+    if (screen !== last) {
+      logger.info({ screen, signal: fired }, "teams: lobby wait screen");
+      last = screen;
+      since = Date.now();
+    }
+    const blocked = blockedMessage(screen, "lobby");
+    if (blocked) return { error: blocked };
+
+    inCallStreak = screen === "in_call" && !probe.fired.lobby ? inCallStreak + 1 : 0;
+    if (inCallStreak >= CONFIRM_PROBES) {
+      logger.info({ signal: fired }, "teams: admitted");
+      return "admitted";
+    }
+    if (screen === "denied") {
+      logger.info({ signal: fired }, "teams: denied");
+      return "denied";
+    }
+    if (screen === "modal") await clickFirst(page, ACTION_SELECTORS.modalContinue);
+    if (screen === "prejoin" && Date.now() - since > PREJOIN_GRACE_MS) {
+      return { error: "Teams went back to the pre-join screen instead of the lobby: the join did not go through." };
+    }
+    if (screen === "unknown" && Date.now() - since > UNKNOWN_GRACE_MS) {
+      return { error: "The lobby screen disappeared and Teams showed nothing recognisable." };
+    }
+    await pause(inCallStreak > 0 ? 200 : STEP_MS, signal);
+  }
+  logger.info("teams: nobody admitted the bot before the lobby wait ran out");
+  return "timeout";
+}

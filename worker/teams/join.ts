@@ -1,0 +1,121 @@
+import type { Page } from "playwright-core";
+import type { Logger } from "../../shared/log/logger.ts";
+import { blockedMessage } from "./messages.ts";
+import { clickFirst, pause } from "./page-actions.ts";
+import { fillDisplayName, turnOff } from "./prejoin.ts";
+import { classify, probePage } from "./probe.ts";
+import { ACTION_SELECTORS } from "./signals.ts";
+import { webJoinUrl } from "./url.ts";
+
+export type JoinOutcome =
+  | { kind: "lobby"; signal: string }
+  | { kind: "in_call"; signal: string }
+  | { kind: "denied"; signal: string }
+  | { kind: "error"; message: string };
+
+export interface JoinOptions {
+  url: string;
+  displayName: string;
+  logger: Logger;
+  signal?: AbortSignal;
+  /** The whole join, from opening the link to the lobby or the call. */
+  timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 90_000;
+const STEP_MS = 250;
+/** Teams sometimes swallows a click on "Join now" while it settles; press again after this. */
+const JOIN_RETRY_MS = 5000;
+const MAX_JOIN_CLICKS = 3;
+const LAUNCHER_RETRY_MS = 3000;
+
+/**
+ * Opens the link and walks the anonymous join: launcher, device dialogs (also when they come back
+ * after "Join now"), name, camera and mic off, "Join now". Ends at the lobby, in the call, denied,
+ * or an error a person can act on; never waits past `timeoutMs`. Throws the signal's reason on abort.
+ */
+export async function joinMeeting(page: Page, opts: JoinOptions): Promise<JoinOutcome> {
+  const { logger, signal } = opts;
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const deadline = Date.now() + timeoutMs;
+  signal?.throwIfAborted();
+
+  try {
+    await page.goto(webJoinUrl(opts.url), { waitUntil: "domcontentloaded", timeout: Math.min(timeoutMs, 45_000) });
+  } catch (err) {
+    signal?.throwIfAborted();
+    logger.warn({ err }, "teams: meeting page did not load");
+    return { kind: "error", message: `The meeting page never loaded (${(err as Error).message.split("\n")[0]}); check the link and the network.` };
+  }
+
+  let seen = "unknown";
+  let sawPrejoin = false;
+  let prepared = false;
+  let joinClicks = 0;
+  let lastJoinClick = 0;
+  let lastLauncherClick = 0;
+
+  while (Date.now() < deadline) {
+    signal?.throwIfAborted();
+    const { screen, signal: fired } = classify(await probePage(page));
+    if (screen !== seen) {
+      logger.info({ screen, signal: fired }, "teams: screen");
+      seen = screen;
+    }
+    const blocked = blockedMessage(screen, "join");
+    if (blocked) return { kind: "error", message: blocked };
+
+    switch (screen) {
+      case "in_call":
+      case "lobby":
+      case "denied":
+        return { kind: screen, signal: fired ?? "" };
+      case "modal": {
+        const clicked = await clickFirst(page, ACTION_SELECTORS.modalContinue);
+        logger.info({ signal: clicked }, "teams: dismissed the audio/video dialog");
+        break;
+      }
+      case "prejoin":
+        sawPrejoin = true;
+        if (!prepared) {
+          await fillDisplayName(page, opts.displayName, logger);
+          const cameraOff = await turnOff(page, "camera", logger);
+          const micOff = await turnOff(page, "mic", logger);
+          // A dialog may have covered a switch; go round again and retry everything then.
+          prepared = cameraOff && micOff;
+          if (!prepared) break;
+        }
+        if (Date.now() - lastJoinClick > JOIN_RETRY_MS && joinClicks < MAX_JOIN_CLICKS) {
+          const clicked = await clickFirst(page, ACTION_SELECTORS.join);
+          if (clicked) {
+            joinClicks += 1;
+            lastJoinClick = Date.now();
+            logger.info({ signal: clicked, attempt: joinClicks }, "teams: pressed Join now");
+          }
+        }
+        break;
+      case "launcher":
+        if (Date.now() - lastLauncherClick > LAUNCHER_RETRY_MS) {
+          const clicked = await clickFirst(page, ACTION_SELECTORS.launcher);
+          if (clicked) {
+            lastLauncherClick = Date.now();
+            logger.info({ signal: clicked }, "teams: continue on this browser");
+          }
+        }
+        break;
+      default:
+        break;
+    }
+    await pause(STEP_MS, signal);
+  }
+
+  const secs = Math.round(timeoutMs / 1000);
+  const message =
+    joinClicks > 0
+      ? `Pressed "Join now" but Teams showed neither the lobby nor the call within ${secs} s (last screen: ${seen}).`
+      : sawPrejoin
+        ? `The Teams pre-join screen never let the bot press "Join now" within ${secs} s.`
+        : `The Teams join page never showed the pre-join screen within ${secs} s (last screen: ${seen}); check the link.`;
+  logger.warn({ screen: seen, joinClicks }, "teams: join timed out");
+  return { kind: "error", message };
+}

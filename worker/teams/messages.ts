@@ -1,0 +1,24 @@
+import type { ScreenName } from "./signals.ts";
+
+/**
+ * Screens that stop a join for good, as messages a person can act on (they reach the session's
+ * `error_message`). `stage` says where the bot was, which changes what "ended" means.
+ */
+export function blockedMessage(screen: ScreenName | "unknown", stage: "join" | "lobby"): string | null {
+  switch (screen) {
+    case "signin":
+      return "Teams asks for a signed-in account: the organiser's tenant does not allow anonymous join for this meeting.";
+    case "captcha":
+      return "Teams asked for a captcha (\"Verify you're a real person\"); anonymous join was refused for this browser.";
+    case "wrong_link":
+      return "Teams says the meeting URL is incorrect; check the link.";
+    case "cant_connect":
+      return "Teams could not connect the call (\"we couldn't connect you\").";
+    case "ended":
+      return stage === "join" ? "The meeting has already ended." : "The meeting ended while the bot waited in the lobby.";
+    case "removed":
+      return "Teams removed the bot before it was admitted.";
+    default:
+      return null;
+  }
+}

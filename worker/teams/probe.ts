@@ -1,0 +1,96 @@
+import type { Page } from "playwright-core";
+import { SCREEN_PRIORITY, SCREEN_SIGNALS, type ScreenName, type Signal } from "./signals.ts";
+
+export interface Probe {
+  /** For each screen whose signals fired, the first signal that did (e.g. `css:#hangup-button`). */
+  fired: Partial<Record<ScreenName, string>>;
+  url: string;
+  /** Text of the visible roster badge, null when there is none. */
+  badge: string | null;
+  /** Visible roster rows, null when the roster panel is closed. */
+  rosterRows: number | null;
+  /** "You're the only one here" / "Waiting for others to join" is on screen. */
+  onlyOne: boolean;
+}
+
+export interface Screen {
+  screen: ScreenName | "unknown";
+  signal: string | null;
+}
+
+// One round-trip per probe, as a string: functions handed to page.evaluate from tsx may carry
+// esbuild's `__name` helper, which does not exist in the page.
+const PROBE_SCRIPT = `(args) => {
+  const visible = (e) => {
+    const r = e.getBoundingClientRect();
+    const s = getComputedStyle(e);
+    return r.width > 0 && r.height > 0 && s.visibility !== "hidden" && s.display !== "none";
+  };
+  const body = document.body ? document.body.innerText : "";
+  const buttons = Array.from(document.querySelectorAll("button, [role=button], [role=menuitem]")).filter(visible)
+    .map((b) => (b.textContent || "").trim() + "\\n" + (b.getAttribute("aria-label") || ""));
+  const fired = {};
+  for (const [screen, signals] of Object.entries(args.signals)) {
+    for (const s of signals) {
+      let hit = false;
+      let name = "";
+      if (s.css) {
+        const re = s.text ? new RegExp(s.text, "i") : null;
+        hit = Array.from(document.querySelectorAll(s.css)).some((e) => visible(e) && (!re || re.test(e.textContent || "")));
+        name = "css:" + s.css + (s.text ? " text:" + s.text : "");
+      } else if (s.button) {
+        const re = new RegExp(s.button, "im");
+        hit = buttons.some((b) => re.test(b));
+        name = "button:" + s.button;
+      } else if (s.url) {
+        hit = new RegExp(s.url, "i").test(location.href);
+        name = "url:" + s.url;
+      } else if (s.text) {
+        hit = new RegExp(s.text, "i").test(body);
+        name = "text:" + s.text;
+      }
+      if (hit) { fired[screen] = name; break; }
+    }
+  }
+  const badgeEl = Array.from(document.querySelectorAll('span[data-tid="toolbar-item-badge"]')).find(visible);
+  const rows = Array.from(document.querySelectorAll('[data-tid^="participantsInCall-"], [data-cid="roster-participant"][aria-label]')).filter(visible);
+  const rosterOpen = Array.from(document.querySelectorAll('[aria-label="People"] [role="tree"], [role="tree"]')).some(visible);
+  return {
+    fired,
+    url: location.href,
+    badge: badgeEl ? (badgeEl.textContent || "").trim() : null,
+    rosterRows: rosterOpen ? new Set(rows).size : null,
+    onlyOne: /you['\u2019]re the only one here|waiting for others to join/i.test(body),
+  };
+}`;
+
+const EMPTY: Probe = { fired: {}, url: "", badge: null, rosterRows: null, onlyOne: false };
+
+/**
+ * Looks at the page once. A page in the middle of navigating has no context to evaluate in: that
+ * probe reports nothing rather than failing; a closed page throws.
+ */
+export async function probePage(page: Page, signals: Record<string, Signal[]> = SCREEN_SIGNALS): Promise<Probe> {
+  if (page.isClosed()) throw new Error("the browser page is closed");
+  try {
+    return await page.evaluate(`(${PROBE_SCRIPT})(${JSON.stringify({ signals })})`) as Probe;
+  } catch (err) {
+    if (page.isClosed()) throw new Error("the browser page is closed", { cause: err });
+    return { ...EMPTY, url: page.url() };
+  }
+}
+
+/** The screen the page shows, by precedence, with the signal that told. */
+export function classify(probe: Probe): Screen {
+  for (const screen of SCREEN_PRIORITY) {
+    const signal = probe.fired[screen];
+    if (signal) return { screen, signal };
+  }
+  return { screen: "unknown", signal: null };
+}
+
+/** Parses the badge's participant count ("3", "3 participants"); null when not a number. */
+export function badgeCount(badge: string | null): number | null {
+  const m = badge ? /\d+/.exec(badge) : null;
+  return m ? Number(m[0]) : null;
+}

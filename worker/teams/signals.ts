@@ -1,0 +1,111 @@
+/**
+ * What each Teams screen looks like (teams-dom.md §1-13). Several signals per screen: ids and
+ * data-tid first, because they survive UI and language changes; visible texts as fallback.
+ * The first signal that fires is reported, so the logs tell which one real Teams still honours.
+ */
+
+export type ScreenName =
+  | "ended"
+  | "removed"
+  | "denied"
+  | "signin"
+  | "captcha"
+  | "wrong_link"
+  | "cant_connect"
+  | "in_call"
+  | "lobby"
+  | "modal"
+  | "prejoin"
+  | "launcher";
+
+/**
+ * One signal. `css`: a visible element matches (and, with `text`, its own text matches);
+ * `text` alone: the page's visible text matches; `button`: a visible button or menu item whose text
+ * or aria-label matches; `url`: the page URL matches. Regexes are sources, matched case-insensitively.
+ */
+export interface Signal {
+  css?: string;
+  text?: string;
+  button?: string;
+  url?: string;
+}
+
+const APOS = "['\u2019]";
+
+export const SCREEN_SIGNALS: Record<ScreenName, Signal[]> = {
+  ended: [
+    { css: '[data-tid="calling-e2ee-end-screen"]' },
+    { url: "/(postmeeting|meetingended)|calling/end" },
+    { text: "(the|this) meeting has ended|\\bcall ended\\b|you left the meeting" },
+  ],
+  removed: [
+    { css: "#calling-retry-screen-title", text: "removed" },
+    { text: `you${APOS}ve been removed from this meeting|you have been removed from this meeting|removed from the meeting` },
+  ],
+  denied: [{ text: "denied access to the meeting|your request to join was declined" }],
+  signin: [
+    { text: "you need to be signed in to an account" },
+    { css: 'input[name="loginfmt"]' },
+  ],
+  captcha: [{ css: '[data-tid="HIP-Captcha-Image"]' }, { text: `verify you${APOS}re a real person` }],
+  wrong_link: [{ text: "looks like the meeting url is incorrect" }],
+  cant_connect: [{ text: `we couldn${APOS}t connect you` }],
+  in_call: [
+    { css: "#hangup-button" },
+    { css: 'button[data-tid="hangup-main-btn"]' },
+    { css: '[data-inp="hangup-button"]' },
+    { css: '[data-tid="calling-toolbar"]' },
+    { css: "#callingButtons-showMoreBtn" },
+    { css: 'button[aria-label="Leave"]' },
+  ],
+  lobby: [
+    {
+      text:
+        "someone will let you in (soon|shortly|when the meeting starts)|someone in the meeting should let you in soon|" +
+        `waiting to be admitted|waiting for someone to let you in|your request to join has been sent|you${APOS}re in the lobby`,
+    },
+  ],
+  modal: [{ button: "continue without audio or video" }, { text: "select allow to let microsoft teams use your mic and camera" }],
+  prejoin: [
+    { css: '[data-tid="prejoin-join-button"]' },
+    { css: '[data-tid="prejoin-display-name-input"]' },
+    { css: "#prejoin-display-name" },
+    { css: 'input[placeholder="Type your name"]' },
+    { button: "^join now$" },
+  ],
+  launcher: [
+    { css: 'button[data-tid="joinOnWeb"]' },
+    { button: "^(continue on this browser|join (meeting )?(from|on) this browser|join from browser)$" },
+  ],
+};
+
+/** Order of precedence when several screens' signals fire at once: outcomes before progress. */
+export const SCREEN_PRIORITY: readonly ScreenName[] = [
+  "ended",
+  "removed",
+  "denied",
+  "signin",
+  "captcha",
+  "wrong_link",
+  "cant_connect",
+  "in_call",
+  "lobby",
+  "modal",
+  "prejoin",
+  "launcher",
+];
+
+/** Element candidates for the adapter's actions, best first. */
+export const ACTION_SELECTORS = {
+  launcher: ['button[data-tid="joinOnWeb"]', 'button[aria-label="Join meeting from this browser"]', 'button:has-text("Continue on this browser")', 'button:has-text("Join on this browser")', 'button:has-text("Join from browser")'],
+  modalContinue: ['button:has-text("Continue without audio or video")'],
+  nameInput: ['[data-tid="prejoin-display-name-input"]', "#prejoin-display-name", 'input[placeholder="Type your name"]'],
+  camera: ['[data-tid="toggle-video"]', 'button[aria-label="Turn camera off"]'],
+  mic: ['[data-tid="toggle-mute"]', 'button[aria-label="Mute mic"]'],
+  join: ['[data-tid="prejoin-join-button"]', 'button:has-text("Join now")'],
+  lobbyCancel: ['[data-tid="prejoin-cancel-button"]'],
+  hangup: ["#hangup-button", 'button[data-tid="hangup-main-btn"]', '[data-inp="hangup-button"]', 'button[aria-label="Leave"]'],
+  micButton: ["#microphone-button", '[data-tid="microphone-button"]', 'button[aria-label^="Unmute"]', 'button[aria-label^="Mute"]'],
+  more: ["#callingButtons-showMoreBtn", 'button[aria-label="More"]', 'button[aria-label="More actions"]'],
+  roster: ["#roster-button", 'button[aria-label="People"]', 'button[aria-label^="Show participants"]'],
+} as const;

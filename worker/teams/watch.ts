@@ -1,0 +1,86 @@
+import type { Page } from "playwright-core";
+import type { Logger } from "../../shared/log/logger.ts";
+import { clickFirst, pause } from "./page-actions.ts";
+import { badgeCount, classify, probePage, type Probe } from "./probe.ts";
+import { ACTION_SELECTORS } from "./signals.ts";
+
+export type WatchResult = "alone" | "removed" | "meeting_ended" | { error: string };
+
+export interface WatchOptions {
+  logger: Logger;
+  signal?: AbortSignal;
+  /** recorder-bot.md Limits: one check per second. */
+  intervalMs?: number;
+  /** recorder-bot.md Limits: alone for five consecutive checks. */
+  aloneChecks?: number;
+  /** Told whenever the participant count changes (null: unknown), e.g. for `participant_count`. */
+  onParticipants?: (count: number | null, signal: string | null) => void;
+}
+
+/** The call view gone this many checks in a row, with no known end screen, is an error. */
+const LOST_CHECKS = 30;
+
+function participantCount(probe: Probe): { count: number | null; signal: string | null } {
+  const fromBadge = badgeCount(probe.badge);
+  if (fromBadge !== null) return { count: fromBadge, signal: "badge" };
+  if (probe.rosterRows !== null && probe.rosterRows > 0) return { count: probe.rosterRows, signal: "roster" };
+  if (probe.onlyOne) return { count: 1, signal: "text:only-one-here" };
+  // A missing badge is unknown, never "alone" (teams-dom.md §11).
+  return { count: null, signal: null };
+}
+
+/**
+ * Watches the call until the bot is alone, removed, or the meeting ends. Throws the signal's
+ * reason on abort (the caller stopping the session).
+ */
+export async function watchCall(page: Page, opts: WatchOptions): Promise<WatchResult> {
+  const { logger, signal } = opts;
+  const intervalMs = opts.intervalMs ?? 1000;
+  const aloneChecks = opts.aloneChecks ?? 5;
+  let alone = 0;
+  let lost = 0;
+  let lastCount: number | null | undefined;
+  let rosterTried = false;
+
+  for (;;) {
+    signal?.throwIfAborted();
+    let probe: Probe;
+    try {
+      probe = await probePage(page);
+    } catch (err) {
+      return { error: `The browser page failed during the call (${(err as Error).message}).` };
+    }
+    const { screen, signal: fired } = classify(probe);
+    if (screen === "removed") {
+      logger.info({ signal: fired }, "teams: removed from the meeting");
+      return "removed";
+    }
+    if (screen === "ended") {
+      logger.info({ signal: fired }, "teams: meeting ended");
+      return "meeting_ended";
+    }
+    lost = screen === "in_call" ? 0 : lost + 1;
+    if (lost >= LOST_CHECKS) return { error: `The call view disappeared (Teams shows: ${screen}).` };
+
+    const counted = participantCount(probe);
+    const countSignal = counted.signal;
+    const count = screen === "in_call" ? counted.count : null;
+    if (count === null && screen === "in_call" && !rosterTried) {
+      // No badge: open the roster once and count its rows from the next check on.
+      rosterTried = true;
+      const clicked = await clickFirst(page, ACTION_SELECTORS.roster);
+      logger.info({ signal: clicked }, "teams: no participant badge, opened the roster");
+    }
+    if (count !== lastCount) {
+      logger.info({ count, signal: countSignal }, "teams: participant count");
+      opts.onParticipants?.(count, countSignal);
+      lastCount = count;
+    }
+    alone = count !== null && count <= 1 ? alone + 1 : 0;
+    if (alone >= aloneChecks) {
+      logger.info({ checks: alone }, "teams: alone in the meeting");
+      return "alone";
+    }
+    await pause(intervalMs, signal);
+  }
+}
