@@ -23,6 +23,9 @@ node_modules/.deps-stamp: package.json package-lock.json
 	@touch $@
 
 prisma/generated/.stamp: prisma/models.prisma prisma/sqlite/base.prisma prisma/postgresql/base.prisma node_modules/.deps-stamp
+	@# Each provider's folder gets a copy of the shared models (a copy, not a symlink: archives
+	@# and some checkouts flatten symlinks into text files).
+	cp prisma/models.prisma prisma/sqlite/models.prisma && cp prisma/models.prisma prisma/postgresql/models.prisma
 	@# The CLI wants a native schema engine it cannot download here; generation does not use it.
 	PRISMA_SCHEMA_ENGINE_BINARY=/bin/true npx prisma generate --config prisma/sqlite.config.ts >/dev/null
 	PRISMA_SCHEMA_ENGINE_BINARY=/bin/true npx prisma generate --config prisma/postgresql.config.ts >/dev/null

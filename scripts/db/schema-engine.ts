@@ -19,11 +19,10 @@ export const migrationsDir = (provider: Provider): string => join(prismaDir, "mi
 
 type DiffTarget = Parameters<SchemaEngine["diff"]>[0]["from"];
 
-/** The provider's schema files (base + shared models) as the engine wants them. */
+/** The provider's schema files (its base + the shared models) as the engine wants them. */
 export async function schemaFiles(provider: Provider): Promise<Array<{ path: string; content: string }>> {
-  const dir = join(prismaDir, provider);
-  const names = (await readdir(dir)).filter((n) => n.endsWith(".prisma")).sort();
-  return Promise.all(names.map(async (n) => ({ path: join(dir, n), content: await readFile(join(dir, n), "utf8") })));
+  const paths = [join(prismaDir, provider, "base.prisma"), join(prismaDir, "models.prisma")];
+  return Promise.all(paths.map(async (path) => ({ path, content: await readFile(path, "utf8") })));
 }
 
 /** Every migration folder of a provider, in name order, as the engine's `migrations` target. */
