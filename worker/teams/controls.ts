@@ -2,6 +2,7 @@ import type { Page } from "playwright-core";
 import type { Logger } from "../../shared/log/logger.ts";
 import { clickFirst, firstVisible, waitUntil } from "./page-actions.ts";
 import { ACTION_SELECTORS } from "./signals.ts";
+import { withUiTurn } from "./ui-turn.ts";
 
 export interface ControlResult {
   ok: boolean;
@@ -36,7 +37,11 @@ async function readMuted(page: Page): Promise<{ muted: boolean | null; selector:
 }
 
 /** Mutes or unmutes the bot in the call: mic button first, Ctrl+Shift+M when there is none. */
-export async function setMicMuted(page: Page, muted: boolean, logger: Logger): Promise<ControlResult> {
+export function setMicMuted(page: Page, muted: boolean, logger: Logger): Promise<ControlResult> {
+  return withUiTurn(page, () => switchMic(page, muted, logger));
+}
+
+async function switchMic(page: Page, muted: boolean, logger: Logger): Promise<ControlResult> {
   const before = await readMuted(page);
   if (before.muted === muted) return { ok: true, signal: before.selector };
   let signal: string | null = null;

@@ -3,6 +3,7 @@ import type { Logger } from "../../shared/log/logger.ts";
 import { clickFirst, pause } from "./page-actions.ts";
 import { badgeCount, classify, probePage, type Probe } from "./probe.ts";
 import { ACTION_SELECTORS } from "./signals.ts";
+import { withUiTurn } from "./ui-turn.ts";
 
 export type WatchResult = "alone" | "removed" | "meeting_ended" | { error: string };
 
@@ -68,7 +69,7 @@ export async function watchCall(page: Page, opts: WatchOptions): Promise<WatchRe
     if (count === null && screen === "in_call" && !rosterTried) {
       // No badge: open the roster once and count its rows from the next check on.
       rosterTried = true;
-      const clicked = await clickFirst(page, ACTION_SELECTORS.roster);
+      const clicked = await withUiTurn(page, () => clickFirst(page, ACTION_SELECTORS.roster));
       logger.info({ signal: clicked }, "teams: no participant badge, opened the roster");
     }
     if (count !== lastCount) {
