@@ -5,12 +5,24 @@ import { mountRoute } from "../../http/route.ts";
 import { sessionStatusSchema } from "../../../shared/journal/records.ts";
 import type { BotRouteDeps } from "../context.ts";
 import { isFinal } from "../session-repo.ts";
-import { sessionSchema, sessionView } from "../session-view.ts";
+import { sessionSchema, sessionView, type SessionView } from "../session-view.ts";
 
 /** A stop answers once the bot has left and the file is stored, when that is quick. */
 const STOP_WAIT_MS = 20_000;
 
 const notFound = (): AppError => new AppError("not_found", { message: "Session not found." });
+
+/**
+ * decisions.md: stop "answers 200 with the session", and recorder-bot.md rule 5 echoes
+ * `reference` on stop. The session's fields sit at the top level (the body *is* the session),
+ * and `success`, `message` and `session` repeat the join response's envelope, so a client written
+ * against either reading finds what it looks for.
+ */
+const stopResponseSchema = sessionSchema.extend({ success: z.boolean(), message: z.string(), session: sessionSchema });
+
+function stopBody(view: SessionView, message: string): z.infer<typeof stopResponseSchema> {
+  return { ...view, success: true, message, session: view };
+}
 
 export function sessionRoutes({ target, repo, supervisor, auth, now }: BotRouteDeps): void {
   mountRoute(target, {
@@ -38,7 +50,7 @@ export function sessionRoutes({ target, repo, supervisor, auth, now }: BotRouteD
     security: "botToken",
     before: [auth],
     responses: {
-      200: { description: "the session (already finished, or after it ended)", schema: z.object({ success: z.boolean(), message: z.string(), session: sessionSchema }) },
+      200: { description: "the session (already finished, or after it ended), also wrapped as in the join response", schema: stopResponseSchema },
       401: { description: "missing or wrong token" },
       404: { description: "unknown session" },
     },
@@ -46,11 +58,11 @@ export function sessionRoutes({ target, repo, supervisor, auth, now }: BotRouteD
       const id = params.sessionId ?? "";
       const row = await repo.find(id);
       if (!row) throw notFound();
-      if (isFinal(row.status)) return void res.json({ success: true, message: "The session has already finished.", session: sessionView(row, now()) });
+      if (isFinal(row.status)) return void res.json(stopBody(sessionView(row, now()), "The session has already finished."));
       await supervisor.stop(id, STOP_WAIT_MS);
       const after = (await repo.find(id)) ?? row;
       const message = isFinal(after.status) ? "The session was stopped." : "The bot is leaving the meeting.";
-      res.json({ success: true, message, session: sessionView(after, now()) });
+      res.json(stopBody(sessionView(after, now()), message));
     },
   });
 
