@@ -36,8 +36,12 @@ export const localLoginSchema = z
     FirstPasswordProofWindow: duration("00:05:00", 1000),
     MinimumPasswordLength: int(8, 1, 4096),
     MaximumPasswordLength: int(128, 8, 4096),
-    /** Refuse the 10,000 most common passwords (NIST 800-63B 5.1.1.2, ASVS 6.2.4). */
-    RejectCommonPasswords: bool(true),
+    /**
+     * Refuse the 10,000 most common passwords (NIST 800-63B 5.1.1.2, ASVS 6.2.4). Opt-in: Account
+     * rule 5 makes length the only rule by default, so a spec-conformant client may choose any
+     * password of 8 to 128 characters (e.g. `aaaaaaaa`) and expect it to be accepted.
+     */
+    RejectCommonPasswords: bool(false),
     PasswordResetTokenLifetime: duration("01:00:00", 1000),
     MailRequestCooldown: duration("00:01:00"),
     InvitationTokenLifetime: duration("7.00:00:00", 1000),

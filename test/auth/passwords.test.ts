@@ -77,8 +77,8 @@ for (const provider of providers()) {
       assert.equal((await app.login("pep2", PASSWORD)).status, 200, "the re-hashed password still signs in");
     });
 
-    test("policy: length bounds and common passwords answer 400 with errors for a person", async () => {
-      const app = await startAuthApp(provider);
+    test("policy: length bounds and (opted in) common passwords answer 400 with errors for a person", async () => {
+      const app = await startAuthApp(provider, { LocalLogin: { RejectCommonPasswords: true } });
       apps.push(app);
       const reg = (password: string) => app.request("POST", "/auth/register", { body: { userName: `p${password.length}`, email: "p@example.com", password } });
       const short = await reg("short");
@@ -90,6 +90,16 @@ for (const provider of providers()) {
       assert.equal(common.status, 400);
       assert.match((common.body as { errors: string[] }).errors[0] ?? "", /commonly used/);
       assert.equal((await reg("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")).status, 201, "no composition rules");
+    });
+
+    test("by default length is the only rule (Account rule 5): 8 and 128 characters are accepted, common or not", async () => {
+      const app = await startAuthApp(provider);
+      apps.push(app);
+      const reg = (userName: string, password: string) => app.request("POST", "/auth/register", { body: { userName, email: `${userName}@example.com`, password } });
+      assert.equal((await reg("eight", "abcdefgh")).status, 201, "exactly MinimumPasswordLength");
+      assert.equal((await reg("common", "password123")).status, 201);
+      assert.equal((await reg("max", "b".repeat(128))).status, 201, "exactly MaximumPasswordLength");
+      assert.equal((await reg("seven", "abcdefg")).status, 400);
     });
 
     test("real parameters: 600,000 iterations with a pepper, sign-in works end to end", async () => {

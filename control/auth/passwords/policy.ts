@@ -1,5 +1,6 @@
 /**
- * Password policy (Account rule 5): a length range and the common-password list, nothing else.
+ * Password policy (Account rule 5): a length range and, when `RejectCommonPasswords` is on, the
+ * common-password list; nothing else.
  * No composition rules (NIST SP 800-63B 5.1.1.2: they push people to predictable patterns).
  * Length counts Unicode code points, what a person would count, not UTF-16 units or bytes.
  */
