@@ -7,11 +7,19 @@ export type AttemptOutcome = { ok: true; status: number } | { ok: false; status?
 /** Secrets in the Standard Webhooks form start with this and hold base64 key bytes. */
 const STANDARD_SECRET_PREFIX = "whsec_";
 
-/** Builds a signer; a secret without the `whsec_` prefix is used as raw key bytes. */
+/**
+ * Builds a signer the way the Standard Webhooks reference library reads a secret: the part after
+ * an optional `whsec_` prefix is the base64 of the key, so a receiver verifying with
+ * `new Webhook(WEBHOOK_SECRET)` agrees with us for every secret that library accepts. Only a secret
+ * it cannot read (not base64, e.g. `my-shared-secret`) is used as its raw UTF-8 bytes.
+ */
 export function createSigner(secret: string): Webhook {
-  return secret.startsWith(STANDARD_SECRET_PREFIX)
-    ? new Webhook(secret)
-    : new Webhook(new Uint8Array(Buffer.from(secret, "utf8")), { format: "raw" });
+  if (secret.startsWith(STANDARD_SECRET_PREFIX)) return new Webhook(secret);
+  try {
+    return new Webhook(secret);
+  } catch {
+    return new Webhook(new Uint8Array(Buffer.from(secret, "utf8")), { format: "raw" });
+  }
 }
 
 export interface AttemptOptions {
