@@ -102,6 +102,15 @@ for (const provider of providers()) {
       const extra = await app.request("POST", "/auth/login", { body: { identifier: "typed", password: PASSWORD, unknown: true } });
       assert.equal(extra.status, 200);
     });
+
+    test("login with an empty identifier or password is the collapsed 401, not a 400", async () => {
+      await app.register("blank", "blank@example.com");
+      for (const body of [{ identifier: "blank", password: "" }, { identifier: "", password: PASSWORD }, { identifier: "", password: "" }]) {
+        const r = await app.request("POST", "/auth/login", { body });
+        assert.equal(r.status, 401, JSON.stringify(body));
+        assert.deepEqual(r.body, INVALID_GRANT);
+      }
+    });
     test("POST /auth/password: currentPassword null is the first-password form, like omitting it", async () => {
       const userId = randomUUID();
       await app.db.user.create({ data: { id: userId, securityStamp: randomUUID(), externalIssuer: "https://idp.example", externalSubject: "null-form", externalHandle: "nullform" } });

@@ -20,9 +20,15 @@ import { secondFactorGate } from "../twofactor/gate.ts";
  */
 const MAX_FIELD = 4096;
 
+/**
+ * An empty identifier or password names no account and matches no password: the collapsed 401
+ * (the Endpoints table lists only 200 and 401 for login), not a 400 that answers differently.
+ */
+const unusable = (field: string): boolean => field.length === 0 || field.length > MAX_FIELD;
+
 const body = z.object({
-  identifier: z.string({ error: "Enter your user name or email address." }).min(1, "Enter your user name or email address."),
-  password: z.string({ error: "Enter your password." }).min(1, "Enter your password."),
+  identifier: z.string({ error: "Enter your user name or email address." }),
+  password: z.string({ error: "Enter your password." }),
   /** Trusted-device token (Sign-in rule 1); used once the devices step is wired. */
   deviceToken: z.string().nullish(),
 });
@@ -42,8 +48,7 @@ export function loginRoutes({ ctx, target }: AuthRouteDeps): void {
     },
     handler: async ({ req, res, body: input }) => {
       const floor = refusalFloor(ctx.config.LocalLogin.SignInRefusalFloor);
-      const tooLong = input.identifier.length > MAX_FIELD || input.password.length > MAX_FIELD;
-      const result = tooLong
+      const result = unusable(input.identifier) || unusable(input.password)
         ? ({ outcome: "refused", reason: "unknown-user", userId: null } as const)
         : await verifyPasswordSignIn(ctx, input.identifier, input.password);
       if (result.outcome === "refused") {
