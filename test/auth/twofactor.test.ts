@@ -77,6 +77,17 @@ for (const provider of providers()) {
       assert.equal(unknown.status, 401);
     });
 
+    test("an empty or oversized challenge or code is the collapsed 401 on /2fa/verify, not a 400", async () => {
+      const user = await registerEnrolled(app, "Blanca");
+      const challenge = await challengeFor(app, "Blanca");
+      for (const [c, code] of [["", "123456"], [challenge, ""], [challenge, "   "], [challenge, "1".repeat(65)], ["", ""]] as const) {
+        const r = await verify(app, c, code);
+        assert.equal(r.status, 401, `${c.length}-char challenge, ${JSON.stringify(code.slice(0, 8))}`);
+        assert.deepEqual(r.body, { error: "invalid_grant", error_description: "The credentials were not accepted." });
+      }
+      assert.equal((await verify(app, challenge, freshCode(app, user.secret))).status, 200, "the challenge was not spent by the refusals");
+    });
+
     test("password + code: token pair with amr [pwd, otp, mfa] and the challenge is single use", async () => {
       const user = await registerEnrolled(app, "Olga");
       const challenge = await challengeFor(app, "Olga");

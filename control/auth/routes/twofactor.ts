@@ -20,14 +20,20 @@ import { stepUp } from "../twofactor/step-up.ts";
 import { DEVICE_LABEL_MAX } from "../devices/trust.ts";
 
 /** Codes are 6 digits or 11-character recovery codes; anything longer is refused unread. */
-const code = z.string({ error: "Enter the code." }).min(1, "Enter the code.").max(64, "This is not a valid code.");
+const CODE_MAX = 64;
+const code = z.string({ error: "Enter the code." }).min(1, "Enter the code.").max(CODE_MAX, "This is not a valid code.");
 const codeBody = z.object({ code });
 
 const CHALLENGE_MAX = 512;
 
+/**
+ * On the anonymous answer to a challenge an empty or oversized challenge or code is a credential
+ * that does not match: the collapsed 401 (decisions.md lists only 200 and 401 for /2fa/verify),
+ * unread. A missing or ill-typed field is still 400.
+ */
 const verifyBody = z.object({
-  challenge: z.string({ error: "Send the challenge." }).min(1, "Send the challenge."),
-  code,
+  challenge: z.string({ error: "Send the challenge." }),
+  code: z.string({ error: "Enter the code." }),
   rememberDevice: z.boolean().optional().default(false),
   deviceLabel: z.string().max(DEVICE_LABEL_MAX, `The device label must be at most ${DEVICE_LABEL_MAX} characters.`).nullish(),
 });
@@ -49,8 +55,8 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     before: [limit],
     responses: { 200: { description: "Token pair", schema: tokenPairSchema }, 401: { description: "Challenge or code not accepted" } },
     handler: async ({ req, res, body }) => {
-      // An oversized challenge is an unknown one: the same 401, unread.
-      if (body.challenge.length > CHALLENGE_MAX) throw fail.invalidGrant();
+      const unusable = body.challenge === "" || body.challenge.length > CHALLENGE_MAX || body.code.trim() === "" || body.code.length > CODE_MAX;
+      if (unusable) throw fail.invalidGrant();
       const redeemed = await redeemChallenge(ctx, body.challenge, (tx, challenge, now) => spendCode(tx, challenge.userId, body.code, now));
       if (!redeemed) {
         ctx.logger.info("two-factor challenge answer refused");
