@@ -61,7 +61,7 @@ function authMessage(issue: z.core.$ZodIssue, input: unknown): string {
   // zod does not report inputs by default: read the value so `{password: 123}` is "must be a
   // string", not "is required".
   if (issue.code === "invalid_type" && input === undefined) return field ? `${field} is required.` : "A JSON body is required.";
-  if (issue.code === "invalid_type") return `${field} must be a ${issue.expected}.`;
+  if (issue.code === "invalid_type") return field ? `${field} must be a ${issue.expected}.` : "The request body must be a JSON object.";
   // Messages written in the schemas (e.g. password rules) are already sentences.
   return /[.!?]$/.test(issue.message) ? issue.message : `${field}: ${issue.message}.`;
 }

@@ -99,6 +99,9 @@ for (const provider of providers()) {
       const wrongType = await app.request("POST", "/auth/login", { body: { identifier: "typed", password: 12345678 } });
       assert.equal(wrongType.status, 400);
       assert.deepEqual(wrongType.body, { errors: ["password must be a string."] });
+      const array = await app.request("POST", "/auth/login", { body: [] });
+      assert.equal(array.status, 400);
+      assert.deepEqual(array.body, { errors: ["The request body must be a JSON object."] });
       const extra = await app.request("POST", "/auth/login", { body: { identifier: "typed", password: PASSWORD, unknown: true } });
       assert.equal(extra.status, 200);
     });
