@@ -46,7 +46,7 @@ export async function waitForAdmission(page: Page, opts: AdmissionOptions): Prom
     const blocked = blockedMessage(screen, "lobby");
     if (blocked) return { error: blocked };
 
-    inCallStreak = screen === "in_call" && !probe.fired.lobby ? inCallStreak + 1 : 0;
+    inCallStreak = screen === "in_call" && !probe.fired.lobby && !probe.fired.lobby_hint ? inCallStreak + 1 : 0;
     if (inCallStreak >= CONFIRM_PROBES) {
       logger.info({ signal: fired }, "teams: admitted");
       return "admitted";

@@ -57,7 +57,18 @@ export async function joinMeeting(page: Page, opts: JoinOptions): Promise<JoinOu
 
   while (Date.now() < deadline) {
     signal?.throwIfAborted();
-    const { screen, signal: fired } = classify(await probePage(page));
+    const probe = await probePage(page);
+    let { screen, signal: fired } = classify(probe);
+    if (screen === "modal") {
+      const clicked = await clickFirst(page, ACTION_SELECTORS.modalContinue);
+      if (clicked) logger.info({ signal: clicked }, "teams: dismissed the audio/video dialog");
+      else {
+        // Only the permission hint (teams-dom.md §2) with no button to press: it must not hold the
+        // join up. Escape closes it when it is a dialog; the screen behind it is handled as usual.
+        await page.keyboard.press("Escape").catch(() => undefined);
+        ({ screen, signal: fired } = classify(probe, ["modal"]));
+      }
+    }
     if (screen !== seen) {
       logger.info({ screen, signal: fired }, "teams: screen");
       seen = screen;
@@ -70,11 +81,6 @@ export async function joinMeeting(page: Page, opts: JoinOptions): Promise<JoinOu
       case "lobby":
       case "denied":
         return { kind: screen, signal: fired ?? "" };
-      case "modal": {
-        const clicked = await clickFirst(page, ACTION_SELECTORS.modalContinue);
-        logger.info({ signal: clicked }, "teams: dismissed the audio/video dialog");
-        break;
-      }
       case "prejoin":
         sawPrejoin = true;
         if (!prepared) {

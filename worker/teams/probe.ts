@@ -1,5 +1,5 @@
 import type { Page } from "playwright-core";
-import { SCREEN_PRIORITY, SCREEN_SIGNALS, type ScreenName, type Signal } from "./signals.ts";
+import { SCREEN_ALIASES, SCREEN_PRIORITY, SCREEN_SIGNALS, type ScreenName, type Signal } from "./signals.ts";
 
 export interface Probe {
   /** For each screen whose signals fired, the first signal that did (e.g. `css:#hangup-button`). */
@@ -80,11 +80,14 @@ export async function probePage(page: Page, signals: Record<string, Signal[]> = 
   }
 }
 
-/** The screen the page shows, by precedence, with the signal that told. */
-export function classify(probe: Probe): Screen {
+/**
+ * The screen the page shows, by precedence, with the signal that told. A weaker screen reports as
+ * the one it stands for (SCREEN_ALIASES); `skip` leaves screens out (a dialog nobody can dismiss).
+ */
+export function classify(probe: Probe, skip: readonly ScreenName[] = []): Screen {
   for (const screen of SCREEN_PRIORITY) {
     const signal = probe.fired[screen];
-    if (signal) return { screen, signal };
+    if (signal && !skip.includes(screen)) return { screen: SCREEN_ALIASES[screen] ?? screen, signal };
   }
   return { screen: "unknown", signal: null };
 }

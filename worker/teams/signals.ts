@@ -16,7 +16,10 @@ export type ScreenName =
   | "lobby"
   | "modal"
   | "prejoin"
-  | "launcher";
+  | "launcher"
+  | "retry_screen"
+  | "call_hint"
+  | "lobby_hint";
 
 /**
  * One signal. `css`: a visible element matches (and, with `text`, its own text matches);
@@ -43,6 +46,9 @@ export const SCREEN_SIGNALS: Record<ScreenName, Signal[]> = {
     { text: `you${APOS}ve been removed from this meeting|you have been removed from this meeting|removed from the meeting` },
   ],
   denied: [{ text: "denied access to the meeting|your request to join was declined" }],
+  // §8: the retry screen's cancel button, without a text we know. Ranked below the removed screen
+  // (which shows it too) and the blocked texts; in the lobby it means the request was declined.
+  retry_screen: [{ css: '[data-tid="calling-retry-cancelbutton"]' }],
   signin: [
     { text: "you need to be signed in to an account" },
     { css: 'input[name="loginfmt"]' },
@@ -58,6 +64,17 @@ export const SCREEN_SIGNALS: Record<ScreenName, Signal[]> = {
     { css: "#callingButtons-showMoreBtn" },
     { css: 'button[aria-label="Leave"]' },
   ],
+  // §7's other call-view elements. A pre-join or lobby page may carry some of them too, so they
+  // count only when no lobby, dialog, pre-join or launcher signal fires (lowest precedence).
+  call_hint: [
+    { css: '[data-tid="modern-stage-wrapper"]' },
+    { css: "#roster-button" },
+    { css: "#chat-button" },
+    { css: "#raisehands-button" },
+  ],
+  // §6's lobby cancel button, for a lobby whose text we do not know; below the pre-join screen
+  // so a pre-join page with a cancel button is never taken for the lobby.
+  lobby_hint: [{ css: '[data-tid="prejoin-cancel-button"]' }],
   lobby: [
     {
       text:
@@ -88,21 +105,41 @@ export const SCREEN_PRIORITY: readonly ScreenName[] = [
   "captcha",
   "wrong_link",
   "cant_connect",
+  "retry_screen",
   "in_call",
   "lobby",
   "modal",
   "prejoin",
   "launcher",
+  "lobby_hint",
+  "call_hint",
 ];
+
+/** The weaker screens report as the screen they stand for. */
+export const SCREEN_ALIASES: Partial<Record<ScreenName, ScreenName>> = { retry_screen: "denied", call_hint: "in_call", lobby_hint: "lobby" };
 
 /** Element candidates for the adapter's actions, best first. */
 export const ACTION_SELECTORS = {
-  launcher: ['button[data-tid="joinOnWeb"]', 'button[aria-label="Join meeting from this browser"]', 'button:has-text("Continue on this browser")', 'button:has-text("Join on this browser")', 'button:has-text("Join from browser")'],
-  modalContinue: ['button:has-text("Continue without audio or video")'],
+  // §1: by data-tid, then each aria-label and text it lists; role=button also finds a link or div
+  // styled as a button (its accessible name is the aria-label or the text).
+  launcher: [
+    'button[data-tid="joinOnWeb"]',
+    'button[aria-label="Join meeting from this browser"]',
+    'button[aria-label="Continue on this browser"]',
+    'button[aria-label="Join on this browser"]',
+    'button:has-text("Continue on this browser")',
+    'button:has-text("Join on this browser")',
+    'button:has-text("Join from browser")',
+    'role=button[name="Join meeting from this browser"]',
+    'role=button[name="Continue on this browser"]',
+    'role=button[name="Join on this browser"]',
+    'role=button[name="Join from browser"]',
+  ],
+  modalContinue: ['button:has-text("Continue without audio or video")', 'role=button[name="Continue without audio or video"]'],
   nameInput: ['[data-tid="prejoin-display-name-input"]', "#prejoin-display-name", 'input[placeholder="Type your name"]'],
   camera: ['[data-tid="toggle-video"]', 'button[aria-label="Turn camera off"]'],
   mic: ['[data-tid="toggle-mute"]', 'button[aria-label="Mute mic"]'],
-  join: ['[data-tid="prejoin-join-button"]', 'button:has-text("Join now")'],
+  join: ['[data-tid="prejoin-join-button"]', 'button:has-text("Join now")', 'role=button[name="Join now"]'],
   lobbyCancel: ['[data-tid="prejoin-cancel-button"]'],
   hangup: ["#hangup-button", 'button[data-tid="hangup-main-btn"]', '[data-inp="hangup-button"]', 'button[aria-label="Leave"]'],
   micButton: ["#microphone-button", '[data-tid="microphone-button"]', 'button[aria-label^="Unmute"]', 'button[aria-label^="Mute"]'],
