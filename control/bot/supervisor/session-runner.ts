@@ -13,6 +13,7 @@ import { AppError } from "../../http/errors.ts";
 import { sessionPaths, type SessionPaths } from "../paths.ts";
 import { finalizeSession, type FinalizeDeps } from "./finalize.ts";
 import { killSessionProcesses } from "./orphans.ts";
+import { workerEntry } from "./worker-bundle.ts";
 import { forkWorker, type WorkerProcess } from "./worker-process.ts";
 
 /** A worker asked to leave closes its recorder within seconds; past this it is killed. */
@@ -86,8 +87,9 @@ export class SessionRunner {
         created_at: row.createdAt.toISOString(),
       });
       await journal.close();
+      const entry = await workerEntry(this.settings.workerModule, this.log);
       this.worker = forkWorker({
-        modulePath: this.settings.workerModule,
+        ...entry,
         sessionId: row.id,
         marker: paths.workDir,
         logger: this.log,

@@ -7,6 +7,7 @@ import type { BotSession } from "../../../prisma/generated/sqlite/client.ts";
 import type { WorkerResponse } from "../../../shared/ipc/messages.ts";
 import type { FinalizeDeps } from "./finalize.ts";
 import { SessionRunner, type RunnerSettings } from "./session-runner.ts";
+import { workerEntry } from "./worker-bundle.ts";
 
 export interface Supervisor {
   /** Claims a slot synchronously (so concurrent joins cannot overshoot); false at the limit. */
@@ -32,6 +33,8 @@ export function createSupervisor(options: { deps: Omit<FinalizeDeps, "signal">; 
   const log = options.deps.logger.child({ component: "supervisor" });
   let reserved = 0;
   let closing = false;
+  // Bundled now rather than at the first join, which would otherwise wait for it.
+  void workerEntry(options.settings.workerModule, log);
 
   const wait = (p: Promise<unknown>, ms: number): Promise<boolean> =>
     new Promise((resolve) => {

@@ -16,6 +16,8 @@ const PONG_TIMEOUT_MS = 15_000;
 
 export interface WorkerProcessOptions {
   modulePath: string;
+  /** Node options of the fork (tsx for a TypeScript entry; see worker-bundle.ts). */
+  execArgv: string[];
   sessionId: string;
   /** Put on the worker's command line so orphans of a crashed control plane are found in /proc. */
   marker: string;
@@ -38,7 +40,7 @@ export function forkWorker(options: WorkerProcessOptions): WorkerProcess {
   // detached: the worker leads its own group, so a terminal's Ctrl-C reaches only the control
   // plane (which then stops sessions in order) and a hung worker can be killed as a group.
   const child: ChildProcess = fork(options.modulePath, [`--session-dir=${options.marker}`], {
-    execArgv: ["--import", "tsx"],
+    execArgv: options.execArgv,
     stdio: ["ignore", "pipe", "pipe", "ipc"],
     detached: true,
     env: process.env,
