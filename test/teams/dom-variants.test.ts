@@ -80,6 +80,18 @@ describe("teams-dom.md variants", { timeout: 60_000 }, () => {
     assert.equal(await wait, "admitted");
   });
 
+  for (const [screen, html, expected] of [
+    ["removed from the lobby (§9)", '<h1 id="calling-retry-screen-title">You\u2019ve been removed from this meeting</h1>', "denied"],
+    ["the meeting ends in the lobby (§10)", '<div data-tid="calling-e2ee-end-screen">This meeting has ended</div>', "meeting_ended"],
+  ] as const) {
+    test(`${screen}: an outcome of the wait, not an error`, async (t) => {
+      const page = await pageWith(t, "<p>Waiting for someone to let you in</p>");
+      const wait = waitForAdmission(page, { timeoutMs: 15_000, logger });
+      await page.evaluate(`document.getElementById("app").innerHTML = '${html}'`);
+      assert.equal(await wait, expected);
+    });
+  }
+
   test("declined in the lobby with only the retry-cancel button", async (t) => {
     const page = await pageWith(t, "<p>Someone will let you in soon</p>");
     const wait = waitForAdmission(page, { timeoutMs: 15_000, logger });

@@ -51,6 +51,8 @@ export async function driveMeeting(options: DriveOptions): Promise<MeetingRun> {
       const admission = await waitForAdmission(page, { timeoutMs: init.lobbyWaitMs, signal, logger });
       if (admission === "denied") return done({ status: "denied", endReason: "denied", errorMessage: null });
       if (admission === "timeout") return done({ status: "not_admitted", endReason: "lobby_timeout", errorMessage: null });
+      // Never admitted, and nobody can admit it now: not_admitted, with the cause in end_reason.
+      if (admission === "meeting_ended") return done({ status: "not_admitted", endReason: "meeting_ended", errorMessage: null });
       if (typeof admission === "object") return done(errorOutcome(admission.error));
     }
 

@@ -5,7 +5,8 @@ import { clickFirst, pause } from "./page-actions.ts";
 import { classify, probePage } from "./probe.ts";
 import { ACTION_SELECTORS } from "./signals.ts";
 
-export type AdmissionResult = "admitted" | "denied" | "timeout" | { error: string };
+/** `meeting_ended`: the meeting ended while the bot still waited (nobody can admit it any more). */
+export type AdmissionResult = "admitted" | "denied" | "timeout" | "meeting_ended" | { error: string };
 
 export interface AdmissionOptions {
   timeoutMs: number;
@@ -42,6 +43,12 @@ export async function waitForAdmission(page: Page, opts: AdmissionOptions): Prom
       logger.info({ screen, signal: fired }, "teams: lobby wait screen");
       last = screen;
       since = Date.now();
+    }
+    // Outcomes of the lobby, not failures: removed from the lobby is a refusal to admit (§9),
+    // and an ended meeting (§10) leaves nobody to admit the bot.
+    if (screen === "removed" || screen === "ended") {
+      logger.info({ screen, signal: fired }, "teams: the lobby wait ended");
+      return screen === "removed" ? "denied" : "meeting_ended";
     }
     const blocked = blockedMessage(screen, "lobby");
     if (blocked) return { error: blocked };

@@ -14,10 +14,11 @@ export function blockedMessage(screen: ScreenName | "unknown", stage: "join" | "
       return "Teams says the meeting URL is incorrect; check the link.";
     case "cant_connect":
       return "Teams could not connect the call (\"we couldn't connect you\").";
+    // In the lobby these two are outcomes (waitForAdmission), not errors.
     case "ended":
-      return stage === "join" ? "The meeting has already ended." : "The meeting ended while the bot waited in the lobby.";
+      return stage === "join" ? "The meeting has already ended." : null;
     case "removed":
-      return "Teams removed the bot before it was admitted.";
+      return stage === "join" ? "Teams removed the bot before it was admitted." : null;
     default:
       return null;
   }
