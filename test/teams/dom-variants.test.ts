@@ -50,6 +50,11 @@ describe("teams-dom.md variants", { timeout: 60_000 }, () => {
     });
   }
 
+  test("roster rows outside a tree still count (§11)", async (t) => {
+    const page = await pageWith(t, '<div data-cid="roster-participant" aria-label="Recorder">Recorder</div><div data-cid="roster-participant" aria-label="Ann">Ann</div>');
+    assert.equal((await probePage(page)).rosterRows, 2);
+  });
+
   test("icon-only launcher, permission hint without a button: the join still reaches the lobby", async (t) => {
     // §1 launcher known only by its aria-label on a role=button element; §2's "Select Allow…"
     // hint shown on the pre-join screen with nothing to press; §6 a lobby text.

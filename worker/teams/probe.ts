@@ -59,7 +59,9 @@ const PROBE_SCRIPT = `(args) => {
     fired,
     url: location.href,
     badge: badgeEl ? (badgeEl.textContent || "").trim() : null,
-    rosterRows: rosterOpen ? new Set(rows).size : null,
+    // §11 names two row forms; the roster-participant one may sit outside a tree, so visible
+    // rows count on their own too.
+    rosterRows: rosterOpen || rows.length > 0 ? new Set(rows).size : null,
     onlyOne: /you['\u2019]re the only one here|waiting for others to join/i.test(body),
   };
 }`;
