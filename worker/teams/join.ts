@@ -28,6 +28,13 @@ const STEP_MS = 250;
 const JOIN_RETRY_MS = 5000;
 const MAX_JOIN_CLICKS = 3;
 const LAUNCHER_RETRY_MS = 3000;
+/**
+ * teams-dom.md §0: Teams sometimes moves an anonymous guest out of the light web experience
+ * (`lightExperience=false` in the URL), where the guest join does not work; a peer bot restarts
+ * the join then. Twice at most, so a meeting that always does it ends in a clear error.
+ */
+const LIGHT_EXPERIENCE_OFF = /[?&#]lightExperience=false(&|$)/i;
+const MAX_RESTARTS = 2;
 
 /**
  * Opens the link and walks the anonymous join: launcher, device dialogs (also when they come back
@@ -40,14 +47,21 @@ export async function joinMeeting(page: Page, opts: JoinOptions): Promise<JoinOu
   const deadline = Date.now() + timeoutMs;
   signal?.throwIfAborted();
 
-  try {
-    await page.goto(webJoinUrl(opts.url), { waitUntil: "domcontentloaded", timeout: Math.min(timeoutMs, 45_000) });
-  } catch (err) {
-    signal?.throwIfAborted();
-    logger.warn({ err }, "teams: meeting page did not load");
-    return { kind: "error", message: `The meeting page never loaded (${(err as Error).message.split("\n")[0]}); check the link and the network.` };
-  }
+  const link = webJoinUrl(opts.url);
+  const open = async (): Promise<JoinOutcome | null> => {
+    try {
+      await page.goto(link, { waitUntil: "domcontentloaded", timeout: Math.min(timeoutMs, 45_000) });
+      return null;
+    } catch (err) {
+      signal?.throwIfAborted();
+      logger.warn({ err }, "teams: meeting page did not load");
+      return { kind: "error", message: `The meeting page never loaded (${(err as Error).message.split("\n")[0]}); check the link and the network.` };
+    }
+  };
+  const failed = await open();
+  if (failed) return failed;
 
+  let restarts = 0;
   let seen = "unknown";
   let sawPrejoin = false;
   let prepared = false;
@@ -59,6 +73,18 @@ export async function joinMeeting(page: Page, opts: JoinOptions): Promise<JoinOu
     signal?.throwIfAborted();
     const probe = await probePage(page);
     let { screen, signal: fired } = classify(probe);
+    const outcome = screen === "in_call" || screen === "lobby" || screen === "denied";
+    if (!outcome && restarts < MAX_RESTARTS && LIGHT_EXPERIENCE_OFF.test(probe.url) && !LIGHT_EXPERIENCE_OFF.test(link)) {
+      restarts += 1;
+      logger.info({ url: probe.url, restart: restarts }, "teams: left the light web experience; restarting the join");
+      const failedAgain = await open();
+      if (failedAgain) return failedAgain;
+      prepared = false;
+      joinClicks = 0;
+      lastJoinClick = 0;
+      lastLauncherClick = 0;
+      continue;
+    }
     if (screen === "modal") {
       const clicked = await clickFirst(page, ACTION_SELECTORS.modalContinue);
       if (clicked) logger.info({ signal: clicked }, "teams: dismissed the audio/video dialog");
