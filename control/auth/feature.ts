@@ -22,6 +22,7 @@ import { registerRoutes } from "./routes/register.ts";
 import { resetRoutes } from "./routes/reset.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { signingKeysFor, type SigningKeySet } from "./tokens/keys.ts";
+import { refreshStoreFor, type RefreshStore } from "./tokens/refresh-store.ts";
 import { resolveHooks } from "./hooks/index.ts";
 import { jwksRoute } from "./routes/jwks.ts";
 import { twoFactorRoutes } from "./routes/twofactor.ts";
@@ -40,6 +41,8 @@ export interface AuthRouteDeps {
   /** Work that runs after the response (reset and magic-link mail). */
   background: BackgroundQueue;
   keys: SigningKeySet;
+  /** The refresh hot path's storage, on the driver under Prisma (tokens/refresh-store.ts). */
+  refreshStore: RefreshStore;
   router: Router;
   registry: FeatureContext["registry"];
 }
@@ -94,7 +97,8 @@ export const authFeature: Feature = {
     const router = Router();
     const background = createBackgroundQueue(ctx.logger);
     const registry = feature.registry;
-    mountRoutes({ ctx, target: { router, prefix: ctx.prefix, registry }, background, keys, router, registry });
+    const refreshStore = refreshStoreFor(feature.database.driver);
+    mountRoutes({ ctx, target: { router, prefix: ctx.prefix, registry }, background, keys, refreshStore, router, registry });
     feature.app.use(ctx.prefix || "/", router);
     const stopSweep = startSweep(ctx);
     return {

@@ -10,7 +10,7 @@ import { authRateLimit } from "../rate-limit/index.ts";
 import { clientInfo } from "../sessions/client-info.ts";
 import { tokenPair } from "../sign-in/complete.ts";
 import { tokenPairSchema } from "../sign-in/token-pair.ts";
-import { issueAccessToken } from "../tokens/access-token.ts";
+import { issueAccessTokenFrom } from "../tokens/access-token.ts";
 import { rotateRefreshToken } from "../tokens/refresh-tokens.ts";
 
 /**
@@ -22,7 +22,7 @@ const body = z.object({
   refreshToken: z.string({ error: "Send the refresh token." }).min(1, "Send the refresh token."),
 });
 
-export function refreshRoutes({ ctx, target }: AuthRouteDeps): void {
+export function refreshRoutes({ ctx, target, refreshStore }: AuthRouteDeps): void {
   mountRoute(target, {
     method: "post",
     path: "/refresh",
@@ -37,12 +37,12 @@ export function refreshRoutes({ ctx, target }: AuthRouteDeps): void {
     },
     handler: async ({ req, res, body: input }) => {
       if (input.refreshToken.length > TOKEN_MAX) throw fail.invalidGrant();
-      const result = await rotateRefreshToken(ctx, input.refreshToken, clientInfo(req, ctx.config.LocalLogin.IpAddressStorage));
+      const result = await rotateRefreshToken(ctx, refreshStore, input.refreshToken, clientInfo(req, ctx.config.LocalLogin.IpAddressStorage));
       if (result.outcome === "refused") {
         ctx.logger.info({ reason: result.reason }, "refresh refused");
         throw fail.invalidGrant();
       }
-      const access = await issueAccessToken(ctx, result.family);
+      const access = await issueAccessTokenFrom(ctx, result.family, result.profile);
       res.json(tokenPair(access, result.refreshToken));
     },
   });

@@ -46,14 +46,40 @@ export function mergeAmr(...lists: readonly string[][]): string[] {
   return [...new Set(lists.flat())];
 }
 
-export async function accessTokenClaims(ctx: AuthContext, session: SessionFacts, db: Reader = ctx.db): Promise<JWTPayload> {
+/**
+ * What the profile claims are computed from: the user, its password credential and (only when
+ * enforcement needs it) whether a second factor is enrolled. Read through Prisma here; the refresh
+ * hot path reads the same facts in the same query as the token (tokens/refresh-store.ts).
+ */
+export interface ClaimsProfile {
+  id: string;
+  name: string | null;
+  externalHandle: string | null;
+  credential: { userName: string; email: string | null; emailConfirmedAt: Date | null } | null;
+  /** A confirmed TOTP or a registered passkey; may be left out when enforcement is off. */
+  twoFactorEnrolled?: boolean;
+}
+
+const enforcesTwoFactor = (ctx: AuthContext): boolean => ctx.config.TwoFactor.Enabled && ctx.config.TwoFactor.Enforce;
+
+export async function readClaimsProfile(ctx: AuthContext, session: SessionFacts, db: Reader = ctx.db): Promise<ClaimsProfile> {
   const user = await db.user.findUnique({ where: { id: session.userId }, include: { credential: true } });
   if (!user) throw new Error(`user ${session.userId} of session ${session.id} no longer exists`);
-  const credential = user.credential;
+  const profile: ClaimsProfile = { id: user.id, name: user.name, externalHandle: user.externalHandle, credential: user.credential };
+  if (enforcesTwoFactor(ctx)) {
+    // A confirmed TOTP or a registered passkey is an enrolment (a passkey also triggers the challenge).
+    const totp = await db.totpEnrollment.findUnique({ where: { userId: user.id }, select: { confirmedAt: true } });
+    profile.twoFactorEnrolled = Boolean(totp?.confirmedAt) || (await db.passkey.count({ where: { userId: user.id } })) > 0;
+  }
+  return profile;
+}
+
+export function claimsFor(ctx: AuthContext, session: SessionFacts, profile: ClaimsProfile): JWTPayload {
+  const credential = profile.credential;
   const claims: JWTPayload = {
-    sub: user.id,
-    preferred_username: credential?.userName ?? user.externalHandle ?? undefined,
-    name: user.name ?? undefined,
+    sub: profile.id,
+    preferred_username: credential?.userName ?? profile.externalHandle ?? undefined,
+    name: profile.name ?? undefined,
     // Only a proven address: an unverified one may be somebody else's (Account rule 2).
     email: credential?.email && credential.emailConfirmedAt ? credential.email : undefined,
     amr: parseAmr(session.amr),
@@ -65,17 +91,25 @@ export async function accessTokenClaims(ctx: AuthContext, session: SessionFacts,
     claims.toa_2fa_source = session.twoFactorSource;
     claims.toa_2fa_at = seconds(session.twoFactorAt);
   }
-  if (ctx.config.TwoFactor.Enabled && ctx.config.TwoFactor.Enforce) {
-    // A confirmed TOTP or a registered passkey is an enrolment (a passkey also triggers the challenge).
-    const totp = await db.totpEnrollment.findUnique({ where: { userId: user.id }, select: { confirmedAt: true } });
-    if (!totp?.confirmedAt && (await db.passkey.count({ where: { userId: user.id } })) === 0) claims.toa_2fa_required = true;
-  }
+  if (enforcesTwoFactor(ctx) && profile.twoFactorEnrolled !== true) claims.toa_2fa_required = true;
   for (const key of Object.keys(claims)) if (claims[key] === undefined) delete claims[key];
   return claims;
 }
 
+export async function accessTokenClaims(ctx: AuthContext, session: SessionFacts, db: Reader = ctx.db): Promise<JWTPayload> {
+  return claimsFor(ctx, session, await readClaimsProfile(ctx, session, db));
+}
+
 export async function issueAccessToken(ctx: AuthContext, session: SessionFacts, db: Reader = ctx.db): Promise<IssuedAccessToken> {
-  const claims = await accessTokenClaims(ctx, session, db);
+  return signAccessToken(ctx, await accessTokenClaims(ctx, session, db));
+}
+
+/** As issueAccessToken, from a profile already read (the refresh hot path). */
+export function issueAccessTokenFrom(ctx: AuthContext, session: SessionFacts, profile: ClaimsProfile): Promise<IssuedAccessToken> {
+  return signAccessToken(ctx, claimsFor(ctx, session, profile));
+}
+
+async function signAccessToken(ctx: AuthContext, claims: JWTPayload): Promise<IssuedAccessToken> {
   const keys = await signingKeysFor(ctx.config);
   const now = ctx.now();
   const lifetimeSec = Math.floor(ctx.config.LocalLogin.AccessTokenLifetime / 1000);

@@ -1,8 +1,9 @@
 /**
  * Refresh-token families (sessions): creation at sign-in and rotation on every refresh.
  *
- * Rotation is one conditional update (`rotatedAt: null` → now, checked by row count) inside a
- * transaction with the successor's insert, so of any number of concurrent refreshes of one token
+ * Rotation is one conditional update (`rotatedAt: null` → now, checked by row count) made atomic
+ * with the family's touch and the successor's insert (tokens/refresh-store.ts, which also reads
+ * the claims' facts in the same read), so of any number of concurrent refreshes of one token
  * exactly one rotates it. Every other presentation of that token is reuse of a rotated token
  * (login-service.md Sign-in rule 6): a thief and the rightful client cannot be told apart, so the
  * whole family is revoked, in its own statement so the revocation stays committed although the
@@ -14,8 +15,9 @@ import { randomUUID } from "node:crypto";
 import type { AuthContext } from "../context.ts";
 import type { ClientInfo } from "../sessions/client-info.ts";
 import { revokeFamily } from "../sessions/revoke.ts";
-import type { SessionFacts } from "./access-token.ts";
+import { readClaimsProfile, type ClaimsProfile, type SessionFacts } from "./access-token.ts";
 import { hashToken, newOpaqueToken } from "./opaque.ts";
+import type { RefreshStore, StoredRefresh } from "./refresh-store.ts";
 import { successorToken } from "./successor.ts";
 
 export interface NewSession {
@@ -33,7 +35,7 @@ export interface SessionTokens {
 
 export type RefusalReason = "unknown" | "expired" | "family-revoked" | "family-expired" | "reuse";
 
-export type RotationResult = ({ outcome: "rotated" | "retried" } & SessionTokens) | { outcome: "refused"; reason: RefusalReason };
+export type RotationResult = ({ outcome: "rotated" | "retried"; profile: ClaimsProfile } & SessionTokens) | { outcome: "refused"; reason: RefusalReason };
 
 const minDate = (a: Date, b: Date): Date => (a.getTime() <= b.getTime() ? a : b);
 
@@ -74,50 +76,41 @@ export async function createSession(ctx: AuthContext, input: NewSession): Promis
   return { family, refreshToken };
 }
 
-class FamilyRevokedMeanwhile extends Error {}
+type Verdict = "rotate" | "rotated-before" | { refuse: RefusalReason };
 
-export async function rotateRefreshToken(ctx: AuthContext, presented: string, client: ClientInfo): Promise<RotationResult> {
-  const now = ctx.now();
-  const row = await ctx.db.refreshToken.findUnique({ where: { tokenHash: hashToken(presented) }, include: { family: true } });
-  if (!row) return { outcome: "refused", reason: "unknown" };
-  const { family } = row;
-  if (family.revokedAt !== null) return { outcome: "refused", reason: "family-revoked" };
+/** What the stored state says about a presented token, before any write. */
+function verdict({ token, family }: StoredRefresh, now: Date): Verdict {
+  if (family.revokedAt !== null) return { refuse: "family-revoked" };
   // Absolute lifetime counts from the sign-in that started the chain; rotation never extends it.
-  if (family.absoluteExpiresAt.getTime() <= now.getTime()) return { outcome: "refused", reason: "family-expired" };
+  if (family.absoluteExpiresAt.getTime() <= now.getTime()) return { refuse: "family-expired" };
+  if (token.rotatedAt !== null) return "rotated-before";
+  if (token.expiresAt.getTime() <= now.getTime()) return { refuse: "expired" };
+  return "rotate";
+}
 
-  if (row.rotatedAt === null) {
-    if (row.expiresAt.getTime() <= now.getTime()) return { outcome: "refused", reason: "expired" };
-    const successor = successorToken(ctx.config, presented);
-    const successorId = randomUUID();
-    try {
-      const won = await ctx.db.$transaction(async (tx) => {
-        const rotated = await tx.refreshToken.updateMany({ where: { id: row.id, rotatedAt: null }, data: { rotatedAt: now, replacedBy: successorId } });
-        if (rotated.count !== 1) return false;
-        // A logout or password change that revoked the family meanwhile wins over this refresh.
-        const touched = await tx.refreshFamily.updateMany({
-          where: { id: family.id, revokedAt: null },
-          data: { lastUsedAt: now, userAgent: client.userAgent, ipAddress: client.ipAddress },
-        });
-        if (touched.count !== 1) throw new FamilyRevokedMeanwhile();
-        await tx.refreshToken.create({
-          data: {
-            id: successorId,
-            familyId: family.id,
-            tokenHash: hashToken(successor),
-            createdAt: now,
-            // Sliding lifetime, capped by the family's absolute expiry.
-            expiresAt: minDate(new Date(now.getTime() + ctx.config.LocalLogin.RefreshTokenLifetime), family.absoluteExpiresAt),
-          },
-        });
-        return true;
-      });
-      if (won) return { outcome: "rotated", family, refreshToken: successor };
-    } catch (error) {
-      if (error instanceof FamilyRevokedMeanwhile) return { outcome: "refused", reason: "family-revoked" };
-      throw error;
-    }
-  }
-  return presentedRotated(ctx, row.id, presented, family, now);
+export async function rotateRefreshToken(ctx: AuthContext, store: RefreshStore, presented: string, client: ClientInfo): Promise<RotationResult> {
+  const now = ctx.now();
+  let successor = "";
+  const result = await store.rotate(hashToken(presented), (found) => {
+    if (verdict(found, now) !== "rotate") return null;
+    successor = successorToken(ctx.config, presented);
+    return {
+      successorId: randomUUID(),
+      successorHash: hashToken(successor),
+      now,
+      // Sliding lifetime, capped by the family's absolute expiry.
+      successorExpiresAt: minDate(new Date(now.getTime() + ctx.config.LocalLogin.RefreshTokenLifetime), found.family.absoluteExpiresAt),
+      client,
+    };
+  });
+  if (!result) return { outcome: "refused", reason: "unknown" };
+  const { found, outcome } = result;
+  const v = verdict(found, now);
+  if (typeof v === "object") return { outcome: "refused", reason: v.refuse };
+  if (outcome === "rotated") return { outcome: "rotated", family: found.family, profile: found.profile, refreshToken: successor };
+  // A logout or password change that revoked the family meanwhile wins over this refresh.
+  if (outcome === "family-revoked") return { outcome: "refused", reason: "family-revoked" };
+  return presentedRotated(ctx, found.token.id, presented, found.family, now);
 }
 
 /** The presented token was rotated before this request or by a concurrent one. */
@@ -129,7 +122,7 @@ async function presentedRotated(ctx: AuthContext, tokenId: string, presented: st
     const successor = successorToken(ctx.config, presented);
     const live = await ctx.db.refreshToken.findUnique({ where: { tokenHash: hashToken(successor) }, include: { family: true } });
     if (live && live.rotatedAt === null && live.family.revokedAt === null && live.expiresAt.getTime() > now.getTime()) {
-      return { outcome: "retried", family: live.family, refreshToken: successor };
+      return { outcome: "retried", family: live.family, profile: await readClaimsProfile(ctx, live.family), refreshToken: successor };
     }
   }
   const revoked = await revokeFamily(ctx, { familyId: family.id, reason: "refresh-token-reuse" });
