@@ -97,7 +97,6 @@ export const storageConfigSchema = storageEnvObject
     }
     if (env.STORAGE_BACKEND === "s3") {
       requireKey(ctx, env, "S3_BUCKET", "set it to the bucket name");
-      requireKey(ctx, env, "S3_REGION", "set it to the bucket's region (any value, e.g. us-east-1, for an S3-compatible server)");
     }
   })
   .transform((env): StorageConfig => {
@@ -113,7 +112,8 @@ export const storageConfigSchema = storageEnvObject
         return {
           backend: "s3",
           bucket: env.S3_BUCKET ?? "",
-          region: env.S3_REGION ?? "",
+          // S3-compatible servers ignore the region; AWS answers a wrong one with a clear error.
+          region: env.S3_REGION?.trim() || DEFAULT_S3_REGION,
           endpoint: env.S3_ENDPOINT,
           forcePathStyle: env.S3_FORCE_PATH_STYLE,
         };
@@ -121,6 +121,9 @@ export const storageConfigSchema = storageEnvObject
         return { backend: "local" };
     }
   });
+
+/** The region signed for when S3_REGION is unset (what the AWS CLI assumes too). */
+export const DEFAULT_S3_REGION = "us-east-1";
 
 export type StorageConfigInput = z.input<typeof storageConfigSchema>;
 

@@ -40,11 +40,12 @@ test("azure config parses into its variant", () => {
   );
 });
 
-test("s3 without bucket or region names the keys", () => {
+test("s3 without a bucket names the key; without a region it signs for us-east-1", () => {
   assert.deepEqual(issues({ STORAGE_BACKEND: "s3", S3_REGION: "  " }), [
     ["S3_BUCKET", "S3_BUCKET is required when STORAGE_BACKEND=s3: set it to the bucket name"],
-    ["S3_REGION", "S3_REGION is required when STORAGE_BACKEND=s3: set it to the bucket's region (any value, e.g. us-east-1, for an S3-compatible server)"],
   ]);
+  const parsed = storageConfigSchema.parse({ STORAGE_BACKEND: "s3", S3_BUCKET: "b" });
+  assert.equal(parsed.backend === "s3" && parsed.region, "us-east-1");
 });
 
 test("S3_FORCE_PATH_STYLE accepts true/false/1/0 and rejects anything else by name", () => {
