@@ -18,6 +18,7 @@ import { confirmEnrolment, disableTwoFactor, regenerateRecoveryCodes } from "../
 import { spendCode } from "../twofactor/proof.ts";
 import { stepUp } from "../twofactor/step-up.ts";
 import { DEVICE_LABEL_MAX } from "../devices/trust.ts";
+import { noStore } from "./no-store.ts";
 
 /** Codes are 6 digits or 11-character recovery codes; anything longer is refused unread. */
 const CODE_MAX = 64;
@@ -52,7 +53,7 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     tag: "two-factor",
     summary: "Answer a sign-in challenge with a TOTP or recovery code (optionally trusting this device)",
     body: verifyBody,
-    before: [limit],
+    before: [noStore, limit],
     responses: { 200: { description: "Token pair", schema: tokenPairSchema }, 401: { description: "Challenge or code not accepted" } },
     handler: async ({ req, res, body }) => {
       const unusable = body.challenge === "" || body.challenge.length > CHALLENGE_MAX || body.code.trim() === "" || body.code.length > CODE_MAX;
@@ -81,7 +82,7 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     tag: "two-factor",
     summary: "Start a TOTP enrolment: a new secret, pending until confirmed (replaces a pending one)",
     security: "bearer",
-    before: [bearer],
+    before: [noStore, bearer],
     responses: {
       200: { description: "The secret and its otpauth URI", schema: z.object({ secret: z.string(), otpauthUri: z.string() }) },
       409: { description: "Two-factor is already on" },
@@ -99,7 +100,7 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     summary: "Confirm the pending enrolment with a code; answers ten recovery codes",
     security: "bearer",
     body: codeBody,
-    before: [bearer, limit],
+    before: [noStore, bearer, limit],
     responses: { 200: { description: "Recovery codes (shown once)", schema: recoveryCodes }, 400: { description: "Wrong code or no enrolment" } },
     handler: async ({ req, res, body }) => {
       res.json({ recoveryCodes: await confirmEnrolment(ctx, principalOf(req).userId, body.code) });
@@ -114,7 +115,7 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     summary: "Replace the recovery codes (earlier ones stop working)",
     security: "bearer",
     body: codeBody,
-    before: [bearer, limit],
+    before: [noStore, bearer, limit],
     responses: { 200: { description: "New recovery codes (shown once)", schema: recoveryCodes }, 400: { description: "Wrong code" } },
     handler: async ({ req, res, body }) => {
       res.json({ recoveryCodes: await regenerateRecoveryCodes(ctx, principalOf(req).userId, body.code) });
@@ -129,7 +130,7 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     summary: "Turn two-factor off (un-trusts every device)",
     security: "bearer",
     body: codeBody,
-    before: [bearer, limit],
+    before: [noStore, bearer, limit],
     responses: { 204: { description: "Two-factor is off" }, 400: { description: "Wrong code" } },
     handler: async ({ req, res, body }) => {
       await disableTwoFactor(ctx, principalOf(req).userId, body.code);
@@ -145,7 +146,7 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     summary: "Prove a live code again: a new access token for the same session",
     security: "bearer",
     body: codeBody,
-    before: [bearer, limit],
+    before: [noStore, bearer, limit],
     responses: {
       200: { description: "Access token", schema: z.object({ access_token: z.string(), token_type: z.literal("Bearer"), expires_in: z.number().int() }) },
       400: { description: "Wrong code" },
