@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { BrowserContext, BrowserType, Page } from "playwright-core";
 import type { Logger } from "../../shared/log/logger.ts";
 import { killProcessGroup } from "../../shared/process/group.ts";
+import { keepAudioServicePriority } from "./audio-priority.ts";
 import { chromiumProcesses, findBrowserPid, pssBytes } from "./processes.ts";
 
 /** The default of CHROMIUM_PATH; the worker's `init.chromiumPath` overrides it. */
@@ -138,9 +139,12 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserHand
   const log = logger.child({ browser_pid: pid });
   log.debug({ launchMs: Math.round(launchMs), mic }, "chromium launched");
 
+  const audioPriority = keepAudioServicePriority(pid, log);
+
   let closeRequested = false;
   const closed = new Promise<{ expected: boolean }>((resolve) => {
     context.once("close", () => {
+      audioPriority.stop();
       if (!closeRequested) log.error("chromium went away unexpectedly");
       resolve({ expected: closeRequested });
     });
@@ -150,6 +154,7 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserHand
   const close = (): Promise<void> => {
     closing ??= (async () => {
       closeRequested = true;
+      audioPriority.stop();
       const closed = context.close().then(
         () => true,
         (err: unknown) => {
