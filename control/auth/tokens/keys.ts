@@ -8,8 +8,9 @@
  * algorithm-confusion attack (an HS256 token "signed" with a published public key, or `none`).
  */
 import { createPrivateKey, createPublicKey, type KeyObject } from "node:crypto";
-import { calculateJwkThumbprint, createLocalJWKSet, SignJWT, type JSONWebKeySet, type JWK, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import { calculateJwkThumbprint, createLocalJWKSet, type JSONWebKeySet, type JWK, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import { ConfigError, type Config } from "../../config/index.ts";
+import { signJws } from "./jws.ts";
 
 export type SigningAlgorithm = "HS256" | "ES256" | "RS256" | "EdDSA";
 
@@ -52,7 +53,7 @@ export async function loadSigningKeys(config: Config): Promise<SigningKeySet> {
     return {
       alg: active.alg,
       kid: active.kid,
-      sign: (payload) => new SignJWT(payload).setProtectedHeader({ alg: active.alg, kid: active.kid, typ: "JWT" }).sign(active.privateKey),
+      sign: async (payload) => signJws({ alg: active.alg, kid: active.kid, typ: "JWT" }, payload, active.privateKey),
       verifyKey: createLocalJWKSet(jwks),
       algorithms: [...new Set(keys.map((k) => k.alg))],
       jwks,
@@ -68,7 +69,7 @@ export async function loadSigningKeys(config: Config): Promise<SigningKeySet> {
   return {
     alg: "HS256",
     kid: null,
-    sign: (payload) => new SignJWT(payload).setProtectedHeader({ alg: "HS256", typ: "JWT" }).sign(secret),
+    sign: async (payload) => signJws({ alg: "HS256", typ: "JWT" }, payload, secret),
     verifyKey: secret,
     algorithms: ["HS256"],
     jwks: null,
