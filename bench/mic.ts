@@ -2,11 +2,26 @@
  * `make bench-mic`: one bot with MIC_PLAYBACK_ENABLED in the local Teams fixture, one live stream
  * of headerless s16le pushed in real time over a chunked PUT. Prints
  *  - latency: from writing the first byte of a tone burst to the ingest URL until the fixture
- *    page first hears it (page clock = this machine's clock; the page measures every 100 ms, so
- *    each figure carries up to +100 ms of sampling), over BENCH_BURSTS bursts;
- *  - CPU of the stream's ffmpeg (% of one core, /proc stat) while it plays.
- * Target: latency under 300 ms. Asserts nothing. BENCH_PACTL=1 also prints PulseAudio's own
- * latencies of the playback and capture streams (where the time is spent outside Chromium).
+ *    page hears it (page clock = this machine's clock), over BENCH_BURSTS bursts, two ways:
+ *    `heard` is the first 100 ms page sample that heard the tone (true latency + 0-100 ms of
+ *    sampling); `onset` removes the sampling: the page's RMS covers its last 4096 samples
+ *    (85.3 ms), so the first heard sample's RMS, against the burst's full RMS, tells how long the
+ *    tone had been in the window (error under ~15 ms, the part of 100 ms the window misses).
+ *    Bursts start at phases spread evenly over the page's 100 ms sampling period: with a period
+ *    that is a multiple of 100 ms every burst met the same phase, and a run's figures all carried
+ *    the same 0-100 ms offset (125 ms in every burst of one run, 170-328 ms medians across runs);
+ *  - CPU while streaming, % of one core from /proc stat: the stream's ffmpeg, and the worker's
+ *    node process (the ingest path lives there) minus its own idle rate before the stream opened.
+ * Target: onset latency under 300 ms. Asserts nothing. BENCH_PACTL=1 also prints PulseAudio's
+ * own latencies of the playback and capture streams (where the time is spent outside Chromium).
+ *
+ * Before measuring it waits until the bot has switched noise suppression off and the page reports
+ * levels again: the fixture page restarts its microphone analysis (new getUserMedia and
+ * AudioContext) when noise suppression changes, and a burst played during that restart would be
+ * missed. A missed burst is printed with the page's levels and mute/noise-suppression changes.
+ * (The first burst that earlier runs missed every time was the player's: ffmpeg had not opened its
+ * output on the little raw PCM it had been given, and the first sound waited for it; see
+ * worker/playback/stream-player.ts.)
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -27,6 +42,13 @@ const CLK_TCK = 100;
 const RATE = 48_000;
 const CHUNK_MS = 20;
 const TONE_HZ = 1000;
+const TONE_MS = 600;
+const GAP_MS = 900;
+/** The fixture page's sampling period and analysis window (test/fixture/teams/public/audio.js). */
+const PAGE_PERIOD_MS = 100;
+const PAGE_WINDOW_MS = (4096 / RATE) * 1000;
+/** Added to each gap so that burst b starts at phase b/BURSTS of the page's sampling period. */
+const PHASE_STEP_SAMPLES = Math.round((RATE * PAGE_PERIOD_MS) / 1000 / BURSTS);
 
 const dir = mkdtempSync(join(tmpdir(), "bench-mic-"));
 const fixture = await startTeamsFixture();
@@ -43,24 +65,33 @@ async function api(method: string, path: string, body?: unknown): Promise<Record
   return (await res.json()) as Record<string, unknown>;
 }
 
-/** CHUNK_MS of s16le mono: a 1 kHz tone or silence. */
-function chunk(tone: boolean, offset: number): Buffer {
-  const n = (RATE * CHUNK_MS) / 1000;
-  const buf = Buffer.alloc(n * 2);
-  if (tone) for (let i = 0; i < n; i++) buf.writeInt16LE(Math.round(12000 * Math.sin((2 * Math.PI * TONE_HZ * (offset + i)) / RATE)), i * 2);
+/** `samples` of s16le mono from sample `offset` on: a 1 kHz tone or silence. */
+function pcm(tone: boolean, offset: number, samples: number): Buffer {
+  const buf = Buffer.alloc(samples * 2);
+  if (tone) for (let i = 0; i < samples; i++) buf.writeInt16LE(Math.round(12000 * Math.sin((2 * Math.PI * TONE_HZ * (offset + i)) / RATE)), i * 2);
   return buf;
 }
 
-async function ffmpegTicks(): Promise<{ ticks: number; pids: number[] }> {
-  const pids = (await listProcesses()).filter((p) => p.cmdline.includes("bot-playback") && p.cmdline.includes("pipe:0")).map((p) => p.pid);
+/** CPU ticks (user + system) of `pids`. */
+async function ticksOf(pids: number[]): Promise<number> {
   let ticks = 0;
   for (const pid of pids) {
     const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     ticks += Number(f[11] ?? 0) + Number(f[12] ?? 0);
   }
-  return { ticks, pids };
+  return ticks;
 }
+
+/** This session's worker (forked with its work dir in argv) and the stream's ffmpeg (its child). */
+async function sessionPids(workDir: string): Promise<{ worker: number[]; ffmpeg: number[] }> {
+  const all = await listProcesses();
+  const worker = all.filter((p) => p.cmdline.includes(`--session-dir=${workDir}`)).map((p) => p.pid);
+  const ffmpeg = all.filter((p) => worker.includes(p.ppid) && p.cmdline.includes("bot-playback") && p.cmdline.includes("pipe:0")).map((p) => p.pid);
+  return { worker, ffmpeg };
+}
+
+const percent = (ticks: number, ms: number) => Number(((ticks / CLK_TCK / (ms / 1000)) * 100).toFixed(2));
 
 try {
   const meeting = fixture.createMeeting({ lobby: false, tone: { frequency: 440 } });
@@ -68,6 +99,25 @@ try {
   const id = String((join1.session as Record<string, unknown>).session_id);
   for (let i = 0; i < 600 && !["recording", "connected"].includes(String((await api("GET", `/status/${id}`)).status)); i++) await sleep(200);
   await meeting.waitForPhase("in_call");
+  // Changes of the page's mute and noise-suppression state, for explaining a missed burst.
+  const events: { at: number; muted: boolean | null; ns: string }[] = [];
+  const watch = setInterval(() => {
+    const { muted, noiseSuppression: ns } = meeting.state();
+    const last = events[events.length - 1];
+    if (!last || last.muted !== muted || last.ns !== ns) events.push({ at: Date.now(), muted, ns });
+  }, 50);
+  // The page restarts its analysis when noise suppression changes: measure only after that.
+  for (let i = 0; i < 300 && meeting.state().noiseSuppression !== "off"; i++) await sleep(100);
+  const nsOffAt = Date.now();
+  for (let i = 0; i < 300 && !meeting.state().micLevels.some((l) => l.at > nsOffAt + 200); i++) await sleep(100);
+  const workDir = sessionPaths(join(dir, "recordings"), id, "wav").workDir;
+  const idle = await sessionPids(workDir);
+  const idle0 = { ticks: await ticksOf(idle.worker), at: performance.now() };
+  await sleep(3000);
+  const idleRate = (await ticksOf(idle.worker)) - idle0.ticks;
+  const idleMs = performance.now() - idle0.at;
+
+  const opened = Date.now();
   const stream = await api("POST", `/audio/${id}/stream`, { format: "s16le" });
   const put = request(String(stream.ingest_url), { method: "PUT", headers: { "content-type": "application/octet-stream" } });
   const answered = new Promise<string>((resolve) => put.on("response", (res) => {
@@ -80,45 +130,73 @@ try {
   // producer would send: latency is then the pipeline's, not a queue's.
   let sent = 0;
   const started = performance.now();
-  const push = async (ms: number, tone: boolean): Promise<number> => {
+  const chunkSamples = (RATE * CHUNK_MS) / 1000;
+  const push = async (samples: number, tone: boolean): Promise<number> => {
     let firstAt = 0;
-    for (let t = 0; t < ms; t += CHUNK_MS) {
-      const due = started + sent * CHUNK_MS;
-      const wait = due - performance.now();
+    for (let left = samples; left > 0; ) {
+      const n = Math.min(chunkSamples, left);
+      const wait = started + (sent / RATE) * 1000 - performance.now();
       if (wait > 0) await sleep(wait);
       if (firstAt === 0) firstAt = Date.now();
-      if (!put.write(chunk(tone, sent * ((RATE * CHUNK_MS) / 1000)))) await new Promise((r) => put.once("drain", r));
-      sent++;
+      if (!put.write(pcm(tone, sent, n))) await new Promise((r) => put.once("drain", r));
+      sent += n;
+      left -= n;
     }
     return firstAt;
   };
+  const ms = (m: number) => (RATE * m) / 1000;
 
-  await push(1500, false); // ffmpeg started, the page measuring silence
-  const latencies: number[] = [];
-  const cpu0 = await ffmpegTicks();
-  const cpuStart = performance.now();
+  await push(ms(1500), false); // ffmpeg started, the page measuring silence
+  const bursts: { at: number; heard: number; onset: number; phase: number }[] = [];
+  const misses: unknown[] = [];
+  const pids = await sessionPids(workDir);
+  const cpu0 = { ffmpeg: await ticksOf(pids.ffmpeg), worker: await ticksOf(pids.worker), at: performance.now() };
   for (let b = 0; b < BURSTS; b++) {
-    const at = await push(600, true);
-    await push(900, false);
-    const first = meeting.state().micLevels.find((l) => l.at >= at && l.heard && l.frequency !== null && Math.abs(l.frequency - TONE_HZ) <= 25);
-    latencies.push(first ? first.at - at : Number.NaN);
+    const at = await push(ms(TONE_MS), true);
+    await push(ms(GAP_MS) + PHASE_STEP_SAMPLES, false);
+    const levels = meeting.state().micLevels.filter((l) => l.at >= at - PAGE_PERIOD_MS && l.at < at + TONE_MS + GAP_MS);
+    const tone = levels.filter((l) => l.at >= at && l.heard && l.frequency !== null && Math.abs(l.frequency - TONE_HZ) <= 25);
+    const first = tone[0];
+    if (!first) {
+      misses.push({ burst: b, at, events: events.map((e) => ({ ...e, at: e.at - at })), levels: levels.map((l) => ({ dt: l.at - at, rms: Number(l.rms.toFixed(4)), f: l.frequency })) });
+      bursts.push({ at, heard: Number.NaN, onset: Number.NaN, phase: Number.NaN });
+      continue;
+    }
+    // The burst's full level: the median RMS of the samples wholly inside the tone.
+    const inside = tone.filter((l) => l.at >= first.at + PAGE_WINDOW_MS + 20 && l.at <= first.at + TONE_MS - 50).map((l) => l.rms).sort((x, y) => x - y);
+    const full = inside[Math.floor(inside.length / 2)] ?? first.rms;
+    const inWindow = Math.min(1, (first.rms / full) ** 2) * PAGE_WINDOW_MS;
+    bursts.push({ at, heard: first.at - at, onset: Math.round(first.at - inWindow - at), phase: (at - opened) % PAGE_PERIOD_MS });
   }
-  const cpu1 = await ffmpegTicks();
+  clearInterval(watch);
+  const cpuMs = performance.now() - cpu0.at;
+  const cpu1 = { ffmpeg: await ticksOf(pids.ffmpeg), worker: await ticksOf(pids.worker) };
   if (process.env.BENCH_PACTL) {
-    const work = sessionPaths(join(dir, "recordings"), id, "wav").workDir;
-    const env = { ...process.env, PULSE_SERVER: `unix:${work}/run/native`, HOME: `${work}/home`, PULSE_COOKIE: `${work}/home/pulse-cookie` };
-    for (const what of ["sink-inputs", "source-outputs", "sources"]) console.log(execFileSync("pactl", ["list", what], { env }).toString().split("\n").filter((l) => /Latency|Buffer|Sink|Source|name|Driver/.test(l)).join("\n"));
+    const env = { ...process.env, PULSE_SERVER: `unix:${workDir}/run/native`, HOME: `${workDir}/home`, PULSE_COOKIE: `${workDir}/home/pulse-cookie` };
+    for (const what of ["sink-inputs", "source-outputs", "sources", "sinks"]) console.log(execFileSync("pactl", ["list", what], { env }).toString().split("\n").filter((l) => /Latency|Buffer|Sink|Source|name|Driver/.test(l)).join("\n"));
   }
-  const cpuSeconds = (performance.now() - cpuStart) / 1000;
   put.end();
   const answer = await answered;
 
-  const valid = latencies.filter((l) => Number.isFinite(l)).sort((a, b) => a - b);
-  const median = valid[Math.floor(valid.length / 2)] ?? Number.NaN;
+  const stats = (xs: number[]) => {
+    const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+    return { min: v[0], median: v[Math.floor(v.length / 2)], max: v[v.length - 1] };
+  };
   console.log(JSON.stringify({
-    latency_ms: { bursts: latencies, heard: `${valid.length}/${BURSTS}`, min: valid[0], median, max: valid[valid.length - 1], target: 300, note: "page samples every 100 ms: figures include 0-100 ms of sampling" },
-    ffmpeg_cpu_percent_of_core: Number((((cpu1.ticks - cpu0.ticks) / CLK_TCK / cpuSeconds) * 100).toFixed(2)),
-    ffmpeg_pids: cpu1.pids,
+    latency_ms: {
+      heard: `${bursts.filter((b) => Number.isFinite(b.heard)).length}/${BURSTS}`,
+      onset: { ...stats(bursts.map((b) => b.onset)), bursts: bursts.map((b) => b.onset) },
+      first_sample: { ...stats(bursts.map((b) => b.heard)), bursts: bursts.map((b) => b.heard) },
+      target: 300,
+      note: "onset: sampling removed (±15 ms); first_sample: includes 0-100 ms of the page's sampling, phases spread evenly",
+    },
+    cpu_percent_of_core: {
+      ffmpeg: percent(cpu1.ffmpeg - cpu0.ffmpeg, cpuMs),
+      worker_node_streaming: percent(cpu1.worker - cpu0.worker, cpuMs),
+      worker_node_idle_before: percent(idleRate, idleMs),
+    },
+    pids,
+    misses,
     ingest_answer: JSON.parse(answer) as unknown,
   }, null, 2));
   await api("DELETE", `/audio/${id}/stream`);
