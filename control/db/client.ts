@@ -70,6 +70,9 @@ export async function openDatabase(url: string, logger: Logger, options: { migra
   const { PrismaClient: PgClient } = await import("../../prisma/generated/postgresql/client.ts");
   // One pool for Prisma and the hot paths: the server's connection budget is not doubled.
   const pool = new pg.Pool({ connectionString: url, max: 16 });
+  // An idle connection the server ends (restart, failover, DROP DATABASE ... FORCE) emits
+  // 'error' on the pool; unhandled, that would crash the process. The pool replaces it.
+  pool.on("error", (err) => logger.warn({ err: err.message }, "database: an idle connection was closed by the server"));
   const pgClient = new PgClient({ adapter: new PrismaPg(pool) });
   const db = pgClient as unknown as Db;
   return {
