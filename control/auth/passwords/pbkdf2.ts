@@ -1,6 +1,7 @@
 /**
  * The default password hasher: PBKDF2-HMAC-SHA256 through node:crypto's async pbkdf2, which runs
- * on libuv's threadpool so a login storm does not stall the event loop.
+ * on libuv's threadpool so a login storm does not stall the event loop, and never on every pool
+ * thread at once (hash-slots.ts), so other pool work does not queue behind the storm.
  *
  * Stored format: `pbkdf2-sha256$<iterations>$<pepperVersion>$<salt b64>$<hash b64>`. Everything a
  * future verify needs is in the row, so iterations, salt/hash sizes and peppers can change without
@@ -14,8 +15,10 @@ import { createHmac, pbkdf2, randomBytes, timingSafeEqual } from "node:crypto";
 import { promisify } from "node:util";
 import type { Config } from "../../config/index.ts";
 import type { PasswordHasher } from "../../app/host.ts";
+import { withHashSlot } from "./hash-slots.ts";
 
-const pbkdf2Async = promisify(pbkdf2);
+const pbkdf2Unbounded = promisify(pbkdf2);
+const pbkdf2Async = (...args: Parameters<typeof pbkdf2Unbounded>): Promise<Buffer> => withHashSlot(() => pbkdf2Unbounded(...args));
 
 const SCHEME = "pbkdf2-sha256";
 /**
