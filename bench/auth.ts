@@ -4,15 +4,20 @@
  *  - password logins/s under a 64-client storm vs the hash-bound limit
  *    (min(cores, libuv threadpool) / hash time), and the event-loop delay p99 meanwhile, which
  *    shows whether hashing really stays off the event loop;
- *  - refreshes/s and p50/p99 latency at 64 concurrent clients;
- * each on SQLite and on PostgreSQL (TEST_DATABASE_URL, default 127.0.0.1:5432).
- * Environment: BENCH_SECONDS (refresh phase, default 5), BENCH_LOGINS (default 24: at ~0.3-1.2 s
- * per hash on a small machine, more only lengthens the run, not the figure).
+ *  - refresh p50/p99 while that storm saturates the CPU: LOGIN_USERS chains, each refreshing once
+ *    per PROBE_PERIOD_MS (a paced probe, so its latency is the server's, not its own queueing);
+ *  - refreshes/s and p50/p99 latency at 64 concurrent closed-loop clients;
+ * each on SQLite and on PostgreSQL (TEST_DATABASE_URL, default 127.0.0.1:5432). Refresh clients
+ * run in a worker thread (bench/auth-clients.ts), not on the server's event loop.
+ * Environment: BENCH_SECONDS (refresh phase, default 5), BENCH_LOGINS (default 48: at ~0.15-0.7 s
+ * per hash on a small machine, enough for a few seconds of storm and a few hundred probes).
  * The refresh phase runs on a second instance with a cheap hasher: its 64 sessions would
  * otherwise cost 64 real hashes to set up, and refresh does no password hashing at all.
  */
 import { availableParallelism } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { Worker } from "node:worker_threads";
+import type { ClientsInput, ClientsOutput } from "./auth-clients.ts";
 import { createPbkdf2Hasher, pbkdf2Settings } from "../control/auth/passwords/pbkdf2.ts";
 import { parseConfig } from "../control/config/index.ts";
 import { authFeature } from "../control/auth/feature.ts";
@@ -22,9 +27,11 @@ import { freshDatabase, providers, type Provider } from "../test/harness/databas
 
 const CLIENTS = 64;
 const REFRESH_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const LOGINS = Number(process.env.BENCH_LOGINS ?? 24);
-/** Accounts the login storm signs in to (each costs one real hash to register). */
+const LOGINS = Number(process.env.BENCH_LOGINS ?? 48);
+/** Accounts the login storm signs in to (each costs one real hash to register); also the probe's chains. */
 const LOGIN_USERS = 8;
+/** 8 chains x one refresh per 40 ms = 200 refreshes/s offered during the storm. */
+const PROBE_PERIOD_MS = 40;
 const PASSWORD = "benchmark passphrase 42";
 
 const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
@@ -34,6 +41,35 @@ async function post(url: string, body: unknown): Promise<{ status: number; json:
   const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   const text = await res.text();
   return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+/**
+ * Runs refresh clients in a worker thread; `stop()` ends them early. A worker does not inherit
+ * the tsx loader, so its entry registers tsx and then imports the TypeScript module.
+ */
+function startClients(input: ClientsInput): { ready: Promise<void>; result: Promise<ClientsOutput>; stop(): void } {
+  const entry = `import { register } from ${JSON.stringify(import.meta.resolve("tsx/esm/api"))}; register();
+    await import(${JSON.stringify(new URL("./auth-clients.ts", import.meta.url).href)});`;
+  const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(entry)}`), { workerData: input });
+  let ready!: () => void;
+  const started = new Promise<void>((resolve) => (ready = resolve));
+  const result = new Promise<ClientsOutput>((resolve, reject) => {
+    worker.on("message", (m: "ready" | ClientsOutput) => {
+      if (m === "ready") return ready();
+      resolve(m);
+      // tsx's loader keeps the worker alive once its work is done.
+      void worker.terminate();
+    });
+    worker.once("error", reject);
+    worker.once("exit", (code) => reject(new Error(`refresh clients exited with ${code}`)));
+  });
+  return { ready: Promise.race([started, result.then(() => undefined)]), result, stop: () => worker.postMessage("stop") };
+}
+
+function summary(output: ClientsOutput, seconds: number): string {
+  const sorted = [...output.latencies].sort((a, b) => a - b);
+  const failed = output.failures > 0 ? `, ${output.failures} FAILED` : "";
+  return `${fmt(sorted.length / seconds)}/s; p50 ${fmt(pct(sorted, 50))} ms, p99 ${fmt(pct(sorted, 99))} ms, max ${fmt(sorted.at(-1) ?? Number.NaN)} ms (${sorted.length} refreshes${failed})`;
 }
 
 async function hashCost(): Promise<number> {
@@ -75,32 +111,45 @@ async function register(base: string, count: number): Promise<string[]> {
   return tokens;
 }
 
+/** CLIENTS login clients share LOGINS sign-ins; answers logins/s and the event-loop delay meanwhile. */
+async function storm(base: string): Promise<{ seconds: number; rate: number; loop: string }> {
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, c) => {
+      while (next < LOGINS) {
+        next += 1;
+        const r = await post(`${base}/login`, { identifier: `bench${c % LOGIN_USERS}`, password: PASSWORD });
+        if (r.status !== 200) throw new Error(`login failed: ${r.status}`);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  loop.disable();
+  return { seconds, rate: LOGINS / seconds, loop: `event-loop delay p99 ${fmt(loop.percentile(99) / 1e6)} ms, max ${fmt(loop.max / 1e6)} ms` };
+}
+
 async function loginStorm(provider: Provider, hashMs: number): Promise<void> {
   const { base, stop } = await start(provider, false);
   try {
-    await register(base, LOGIN_USERS);
-
-    // Login storm: CLIENTS workers share LOGINS sign-ins.
-    const loop = monitorEventLoopDelay({ resolution: 1 });
-    loop.enable();
-    let next = 0;
-    const loginStarted = performance.now();
-    await Promise.all(
-      Array.from({ length: CLIENTS }, async (_, c) => {
-        while (next < LOGINS) {
-          next += 1;
-          const r = await post(`${base}/login`, { identifier: `bench${c % LOGIN_USERS}`, password: PASSWORD });
-          if (r.status !== 200) throw new Error(`login failed: ${r.status}`);
-        }
-      }),
-    );
-    const loginSeconds = (performance.now() - loginStarted) / 1000;
-    loop.disable();
+    const chains = await register(base, LOGIN_USERS);
     const threads = Math.min(availableParallelism(), Number(process.env.UV_THREADPOOL_SIZE ?? 4));
-    console.log(
-      `${provider}: logins ${fmt(LOGINS / loginSeconds)}/s (hash-bound limit ${fmt((threads * 1000) / hashMs)}/s = ${threads} threads / ${fmt(hashMs)} ms; ` +
-        `cores ${availableParallelism()} / hash = ${fmt((availableParallelism() * 1000) / hashMs)}/s); event-loop delay p99 ${fmt(loop.percentile(99) / 1e6)} ms, max ${fmt(loop.max / 1e6)} ms`,
-    );
+    const limit = (threads * 1000) / hashMs;
+    const share = (rate: number): string => `${fmt(rate)}/s = ${fmt((100 * rate) / limit, 0)}% of the hash-bound limit`;
+
+    const alone = await storm(base);
+    console.log(`${provider}: logins ${share(alone.rate)} (${fmt(limit)}/s = ${threads} threads / ${fmt(hashMs)} ms); ${alone.loop}`);
+
+    // The same storm again, with a paced refresh probe running on the saturated CPU.
+    const probe = startClients({ refreshUrl: `${base}/refresh`, tokens: chains, seconds: 3600, periodMs: PROBE_PERIOD_MS });
+    await probe.ready;
+    const mixed = await storm(base);
+    probe.stop();
+    const probed = await probe.result;
+    console.log(`${provider}: logins with the refresh probe ${share(mixed.rate)}; ${mixed.loop}`);
+    console.log(`${provider}: refresh during the login storm (${LOGIN_USERS} chains, one refresh per ${PROBE_PERIOD_MS} ms each): ${summary(probed, mixed.seconds)}`);
   } finally {
     await stop();
   }
@@ -111,22 +160,9 @@ async function refreshLoad(provider: Provider): Promise<void> {
   try {
     const refreshTokens = await register(base, CLIENTS);
     // Each client rotates its own chain for REFRESH_SECONDS.
-    const latencies: number[] = [];
-    const deadline = performance.now() + REFRESH_SECONDS * 1000;
-    await Promise.all(
-      Array.from({ length: CLIENTS }, async (_, c) => {
-        let token = refreshTokens[c] ?? "";
-        while (performance.now() < deadline) {
-          const started = performance.now();
-          const r = await post(`${base}/refresh`, { refreshToken: token });
-          latencies.push(performance.now() - started);
-          if (r.status !== 200) throw new Error(`refresh failed: ${r.status}`);
-          token = r.json.refresh_token as string;
-        }
-      }),
-    );
-    latencies.sort((a, b) => a - b);
-    console.log(`${provider}: refresh ${fmt(latencies.length / REFRESH_SECONDS)}/s at ${CLIENTS} clients; p50 ${fmt(pct(latencies, 50))} ms, p99 ${fmt(pct(latencies, 99))} ms (${latencies.length} refreshes)`);
+    const clients = startClients({ refreshUrl: `${base}/refresh`, tokens: refreshTokens, seconds: REFRESH_SECONDS, periodMs: 0 });
+    await clients.ready;
+    console.log(`${provider}: refresh at ${CLIENTS} clients: ${summary(await clients.result, REFRESH_SECONDS)}`);
   } finally {
     await stop();
   }
