@@ -2,11 +2,15 @@
  * Live streams through the real API and worker: opened with an ingest URL, pushed by the tools an
  * audio producer would use (`ffmpeg -method PUT`, `curl -T -` chunked, headerless s16le), heard by
  * the fixture page; a long push as fast as possible takes about the audio's duration (back-pressure
- * instead of buffering) with the server's RSS flat; DELETE ends the push and kills the URL.
+ * instead of buffering) with the server's RSS flat — raw PCM too, paced by the worker's jitter
+ * buffer, which also plays the sound a stalled producer delivers late; DELETE ends the push and
+ * kills the URL.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { closeSync, openSync, statSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { request } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { Cleanups, sleep, startMicSession, switchedTone, waitHeard, type MicSession } from "./helpers.ts";
@@ -119,6 +123,43 @@ describe("live stream (real worker, sqlite)", { timeout: 600_000, concurrency: f
     assert.ok(pushed.ms >= 0.7 * LONG_SECONDS * 1000, `took ${pushed.ms} ms`);
     // The body is 9.6 MB: holding it would show; a few MB are GC noise of the test process.
     assert.ok(growthMb < 6, `RSS grew ${growthMb} MB`);
+    await close();
+  });
+
+  test("raw s16le pushed as fast as possible is paced to about its duration by the jitter buffer", async () => {
+    const { url } = await open({ format: "s16le" });
+    const rawLong = join(s.mediaDir, "long.s16le");
+    await run("sox", [long, "-t", "raw", "-e", "signed", "-b", "16", "-r", "48000", "-c", "1", rawLong]);
+    const since = Date.now();
+    const pushed = await run("curl", ["-sS", "-f", "-T", rawLong, url]);
+    assert.equal(pushed.code, 0, pushed.stderr);
+    assert.equal((JSON.parse(pushed.stdout) as Json).bytes_received, statSync(rawLong).size);
+    console.log(`raw push: ${(pushed.ms / 1000).toFixed(1)} s for ${LONG_SECONDS} s of audio`);
+    // Nothing of a fast push is dropped (no stall): the switched tone is heard all along.
+    assert.ok(pushed.ms >= 0.7 * LONG_SECONDS * 1000, `took ${pushed.ms} ms`);
+    await waitHeard(s.meeting, since, { count: 10 });
+    await close();
+  });
+
+  test("a raw live stream that stalls and then delivers its backlog at once still plays its sound", async () => {
+    const { url } = await open({ format: "s16le" });
+    const put = request(url, { method: "PUT", headers: { "content-type": "application/octet-stream" } });
+    const answered = new Promise<number>((resolve) => put.on("response", (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    }));
+    // Half a second live, a stall of 1.5 s, then the 1.5 s the producer held back plus a tone.
+    for (let i = 0; i < 25; i++) {
+      put.write(Buffer.alloc(96 * 20));
+      await sleep(20);
+    }
+    await sleep(1500);
+    const since = Date.now();
+    put.write(Buffer.alloc(96 * 1500));
+    const toneRaw = await readFile(raw);
+    put.end(toneRaw);
+    assert.equal(await answered, 200);
+    await waitHeard(s.meeting, since);
     await close();
   });
 

@@ -10,9 +10,10 @@ import type { WorkerRequest, WorkerResponse } from "../../shared/ipc/messages.ts
 import type { Logger } from "../../shared/log/logger.ts";
 import { setMicMuted } from "../teams/index.ts";
 import { openIngestSocket, type IngestSocket } from "./ingest-socket.ts";
-import { pipeWithLeadIn } from "./lead-in.ts";
+import { JitterBuffer } from "./jitter-buffer.ts";
 import { opArgsSchemas, type PlayArgs, type RawFormat, type StreamOpenArgs } from "./ops.ts";
 import { PlayerFailure, startPlayer, type Player } from "./player.ts";
+import { SparePlayer, startStreamPlayer } from "./stream-player.ts";
 
 export type Answer = Omit<WorkerResponse, "type" | "id">;
 
@@ -43,7 +44,7 @@ export function createPlayback(deps: PlaybackDeps): Playback {
   const { pulseEnv, page, workDir, logger } = deps;
   const log = logger.child({ component: "playback" });
   let current: Current | null = null;
-  let stream: { socket: IngestSocket; format: RawFormat | null } | null = null;
+  let stream: { socket: IngestSocket; format: RawFormat | null; spare: SparePlayer } | null = null;
   let closed = false;
   let queue: Promise<unknown> = Promise.resolve();
 
@@ -98,22 +99,24 @@ export function createPlayback(deps: PlaybackDeps): Playback {
   const onIngest = (socket: Socket, format: RawFormat | null): void => {
     // Serialised with the ops: an ingest replaces what plays, like a play does.
     queue = queue.then(async () => {
-      if (closed || socket.destroyed) return socket.destroy();
+      const open = stream;
+      if (closed || socket.destroyed || !open) return socket.destroy();
       await stopCurrent();
-      const player = startPlayer({ source: { kind: "stdin", rawFormat: format }, volume: 1, pulseEnv, logger: log });
-      track(player, async () => void socket.destroy());
+      const player = open.spare.take();
       const input = player.input;
       if (!input) return socket.destroy();
+      // Raw PCM is paced against the wall clock (jitter-buffer.ts); a container goes straight in,
+      // and pipe() pauses the socket while ffmpeg's stdin is full: the back-pressure of Rule 3.
+      const jitter = format ? new JitterBuffer(input, { format, opened: player.opened }) : null;
+      track(player, async () => {
+        socket.destroy();
+        jitter?.destroy();
+        if (jitter) log.debug({ pid: player.pid, written: jitter.written, dropped: jitter.dropped }, "ingest paced");
+        // The next ingest of this stream gets a started player again.
+        if (stream === open && !closed) open.spare.arm();
+      });
       input.on("error", () => socket.destroy());
-      // pipe() pauses the socket while ffmpeg's stdin is full: the back-pressure of Rule 3. Raw
-      // PCM first sheds the leading silence that arrives while ffmpeg starts (lead-in.ts).
-      if (format) {
-        void pipeWithLeadIn(socket, input, format, player.opened).then((dropped) => {
-          if (dropped > 0) log.debug({ pid: player.pid, dropped }, "leading silence dropped while ffmpeg started");
-        });
-      } else {
-        socket.pipe(input);
-      }
+      socket.pipe(jitter ?? input);
       log.info({ pid: player.pid, format }, "ingest started");
     }).catch((err: unknown) => {
       log.error({ err }, "ingest failed");
@@ -123,11 +126,19 @@ export function createPlayback(deps: PlaybackDeps): Playback {
 
   const openStream = async (args: StreamOpenArgs): Promise<Answer> => {
     if (stream) return refuse(409, "A stream is already open for this session.");
-    const unmuted = await setMic(args.unmute);
-    const socket = await openIngestSocket(workDir, (s) => onIngest(s, args.format));
-    stream = { socket, format: args.format };
-    log.info({ format: args.format, unmuted }, "stream opened");
-    return { ok: true, result: { socketPath: socket.path, unmuted } };
+    // ffmpeg starts while the microphone is switched on: neither waits for the other.
+    const spare = new SparePlayer(() => startStreamPlayer(args.format, pulseEnv, log));
+    spare.arm();
+    try {
+      const unmuted = await setMic(args.unmute);
+      const socket = await openIngestSocket(workDir, (s) => onIngest(s, args.format));
+      stream = { socket, format: args.format, spare };
+      log.info({ format: args.format, unmuted }, "stream opened");
+      return { ok: true, result: { socketPath: socket.path, unmuted } };
+    } catch (err) {
+      await spare.stop();
+      throw err;
+    }
   };
 
   const closeStream = async (): Promise<Answer> => {
@@ -137,6 +148,7 @@ export function createPlayback(deps: PlaybackDeps): Playback {
       await s.socket.close();
       // The ingest's ffmpeg drains what pulse holds and exits; stop it so the stream ends now.
       await stopCurrent();
+      await s.spare.stop();
       log.info("stream closed");
     }
     return { ok: true, result: { status: "closed" } };
@@ -173,9 +185,11 @@ export function createPlayback(deps: PlaybackDeps): Playback {
       if (closed) return;
       closed = true;
       await queue.catch(() => undefined);
-      await stream?.socket.close();
+      const s = stream;
       stream = null;
+      await s?.socket.close();
       await stopCurrent();
+      await s?.spare.stop();
     },
   };
 }

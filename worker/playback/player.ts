@@ -51,8 +51,11 @@ function inputArgs(source: PlayerSource): string[] {
   }
   // A small probe: the default (5 MB / 5 s of analysis) would hold back the start of a live
   // stream by seconds; mp3, ogg, wav and webm headers are recognised in the first kilobytes.
-  const format = source.rawFormat ? ["-f", source.rawFormat, "-ar", "48000", "-ac", "1"] : ["-probesize", "32768", "-analyzeduration", "0"];
-  return ["-fflags", "nobuffer", ...format, "-i", "pipe:0"];
+  // Raw PCM needs no probe at all: with the default, ffmpeg read until end of input before it
+  // opened its output when fed only a little (measured: 2 packets of silence, output at EOF).
+  const probe = ["-probesize", source.rawFormat ? "32" : "32768", "-analyzeduration", "0"];
+  const format = source.rawFormat ? ["-f", source.rawFormat, "-ar", "48000", "-ac", "1"] : [];
+  return ["-fflags", "nobuffer", ...probe, ...format, "-i", "pipe:0"];
 }
 
 export function startPlayer(options: PlayerOptions): Player {
