@@ -7,8 +7,8 @@
  *  - refresh p50/p99 while that storm saturates the CPU: LOGIN_USERS chains, each refreshing once
  *    per PROBE_PERIOD_MS (a paced probe, so its latency is the server's, not its own queueing);
  *  - refreshes/s and p50/p99 latency at 64 concurrent closed-loop clients;
- * each on SQLite and on PostgreSQL (TEST_DATABASE_URL, default 127.0.0.1:5432). Refresh clients
- * run in a worker thread (bench/auth-clients.ts), not on the server's event loop.
+ * each on SQLite and on PostgreSQL (TEST_DATABASE_URL, default 127.0.0.1:5432). Login and refresh
+ * clients run in worker threads (bench/auth-clients.ts), not on the server's event loop.
  * Environment: BENCH_SECONDS (refresh phase, default 5), BENCH_LOGINS (default 48: at ~0.15-0.7 s
  * per hash on a small machine, enough for a few seconds of storm and a few hundred probes).
  * The refresh phase runs on a second instance with a cheap hasher: its 64 sessions would
@@ -44,7 +44,7 @@ async function post(url: string, body: unknown): Promise<{ status: number; json:
 }
 
 /**
- * Runs refresh clients in a worker thread; `stop()` ends them early. A worker does not inherit
+ * Runs load clients in a worker thread; `stop()` ends them early. A worker does not inherit
  * the tsx loader, so its entry registers tsx and then imports the TypeScript module.
  */
 function startClients(input: ClientsInput): { ready: Promise<void>; result: Promise<ClientsOutput>; stop(): void } {
@@ -61,7 +61,7 @@ function startClients(input: ClientsInput): { ready: Promise<void>; result: Prom
       void worker.terminate();
     });
     worker.once("error", reject);
-    worker.once("exit", (code) => reject(new Error(`refresh clients exited with ${code}`)));
+    worker.once("exit", (code) => reject(new Error(`${input.kind} clients exited with ${code}`)));
   });
   return { ready: Promise.race([started, result.then(() => undefined)]), result, stop: () => worker.postMessage("stop") };
 }
@@ -111,23 +111,18 @@ async function register(base: string, count: number): Promise<string[]> {
   return tokens;
 }
 
-/** CLIENTS login clients share LOGINS sign-ins; answers logins/s and the event-loop delay meanwhile. */
+/** CLIENTS login clients (in a worker) share LOGINS sign-ins; answers logins/s and the event-loop delay meanwhile. */
 async function storm(base: string): Promise<{ seconds: number; rate: number; loop: string }> {
+  const identifiers = Array.from({ length: LOGIN_USERS }, (_, i) => `bench${i}`);
+  const clients = startClients({ kind: "login", loginUrl: `${base}/login`, identifiers, password: PASSWORD, clients: CLIENTS, count: LOGINS });
+  await clients.ready;
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
-  let next = 0;
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async (_, c) => {
-      while (next < LOGINS) {
-        next += 1;
-        const r = await post(`${base}/login`, { identifier: `bench${c % LOGIN_USERS}`, password: PASSWORD });
-        if (r.status !== 200) throw new Error(`login failed: ${r.status}`);
-      }
-    }),
-  );
+  const output = await clients.result;
   const seconds = (performance.now() - started) / 1000;
   loop.disable();
+  if (output.failures > 0) throw new Error(`${output.failures} logins failed`);
   return { seconds, rate: LOGINS / seconds, loop: `event-loop delay p99 ${fmt(loop.percentile(99) / 1e6)} ms, max ${fmt(loop.max / 1e6)} ms` };
 }
 
@@ -143,7 +138,7 @@ async function loginStorm(provider: Provider, hashMs: number): Promise<void> {
     console.log(`${provider}: logins ${share(alone.rate)} (${fmt(limit)}/s = ${threads} threads / ${fmt(hashMs)} ms); ${alone.loop}`);
 
     // The same storm again, with a paced refresh probe running on the saturated CPU.
-    const probe = startClients({ refreshUrl: `${base}/refresh`, tokens: chains, seconds: 3600, periodMs: PROBE_PERIOD_MS });
+    const probe = startClients({ kind: "refresh", refreshUrl: `${base}/refresh`, tokens: chains, seconds: 3600, periodMs: PROBE_PERIOD_MS });
     await probe.ready;
     const mixed = await storm(base);
     probe.stop();
@@ -160,7 +155,7 @@ async function refreshLoad(provider: Provider): Promise<void> {
   try {
     const refreshTokens = await register(base, CLIENTS);
     // Each client rotates its own chain for REFRESH_SECONDS.
-    const clients = startClients({ refreshUrl: `${base}/refresh`, tokens: refreshTokens, seconds: REFRESH_SECONDS, periodMs: 0 });
+    const clients = startClients({ kind: "refresh", refreshUrl: `${base}/refresh`, tokens: refreshTokens, seconds: REFRESH_SECONDS, periodMs: 0 });
     await clients.ready;
     console.log(`${provider}: refresh at ${CLIENTS} clients: ${summary(await clients.result, REFRESH_SECONDS)}`);
   } finally {
