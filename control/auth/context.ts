@@ -6,10 +6,13 @@ import type { Config } from "../config/index.ts";
 import type { Db } from "../db/client.ts";
 import type { AuditEvent, DeliveryHooks, HostHooks, PasswordHasher } from "../app/host.ts";
 import type { Logger } from "../../shared/log/logger.ts";
+import type { SessionStore } from "./tokens/session-store.ts";
 
 export interface AuthContext {
   config: Config;
   db: Db;
+  /** Session start (every sign-in's last step) on the driver under Prisma (tokens/session-store.ts). */
+  sessions: SessionStore;
   logger: Logger;
   now: () => Date;
   /** Host hooks merged with the configured transports (Mail:Transport, Hooks:Module). */

@@ -23,6 +23,7 @@ import { resetRoutes } from "./routes/reset.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { signingKeysFor, type SigningKeySet } from "./tokens/keys.ts";
 import { refreshStoreFor, type RefreshStore } from "./tokens/refresh-store.ts";
+import { sessionStoreFor } from "./tokens/session-store.ts";
 import { resolveHooks } from "./hooks/index.ts";
 import { jwksRoute } from "./routes/jwks.ts";
 import { twoFactorRoutes } from "./routes/twofactor.ts";
@@ -52,6 +53,7 @@ export function buildAuthContext(feature: FeatureContext): AuthContext {
   return {
     config,
     db: database.db,
+    sessions: sessionStoreFor(database.driver),
     logger,
     now,
     hooks: host.hooks,

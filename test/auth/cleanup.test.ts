@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { sweepExpired } from "../../control/auth/cleanup/sweep.ts";
 import type { AuthContext } from "../../control/auth/context.ts";
+import { sessionStoreFor } from "../../control/auth/tokens/session-store.ts";
 import { providers } from "../harness/databases.ts";
 import { cheapHasher, startAuthApp, type AuthTestApp, type TokenPair } from "./helpers.ts";
 
@@ -19,6 +20,7 @@ for (const provider of providers()) {
       ctx = {
         config: app.config,
         db: app.db,
+        sessions: sessionStoreFor(app.server.database.driver),
         logger: app.logs.logger,
         now: app.clock.now,
         hooks: {},

@@ -7,7 +7,7 @@
 import type { Request } from "express";
 import type { AuthContext } from "../context.ts";
 import { clientInfo } from "../sessions/client-info.ts";
-import { issueAccessToken } from "../tokens/access-token.ts";
+import { issueAccessTokenFrom } from "../tokens/access-token.ts";
 import { createSession } from "../tokens/refresh-tokens.ts";
 import type { TokenPairBody } from "./token-pair.ts";
 
@@ -24,14 +24,14 @@ export interface CompleteSignIn {
 }
 
 export async function completeSignIn(ctx: AuthContext, input: CompleteSignIn): Promise<TokenPairBody> {
-  const { family, refreshToken } = await createSession(ctx, {
+  const { family, profile, refreshToken } = await createSession(ctx, {
     userId: input.userId,
     amr: input.amr,
     authTime: input.authTime,
     twoFactor: input.twoFactor,
     client: clientInfo(input.req, ctx.config.LocalLogin.IpAddressStorage),
   });
-  const access = await issueAccessToken(ctx, family);
+  const access = await issueAccessTokenFrom(ctx, family, profile);
   return tokenPair(access, refreshToken, {
     recoveryCodesRunningLow: input.recoveryCodesRunningLow ?? false,
     device: input.device ?? null,

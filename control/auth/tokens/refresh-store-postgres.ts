@@ -8,16 +8,16 @@
  *  - `rotated` rotates the token only while `rotatedAt IS NULL` (of racing refreshes, the others
  *    wait on the row lock, re-check, and update nothing) and only under a live, locked family;
  *  - `touched` and `inserted` run only when the rotation happened.
- * Columns are `timestamp(3)` holding UTC (Prisma's mapping); values go in and out through
- * `AT TIME ZONE 'UTC'` so the process's time zone never matters.
+ * Timestamps go in and out as UTC (db/postgres-dates.ts).
  */
 import type { PostgresDriver } from "../../db/client.ts";
+import { pgDate, pgUtcColumn, pgUtcParam } from "../../db/postgres-dates.ts";
 import type { RefreshStore, RotationOutcome } from "./refresh-store.ts";
 import { lookupSql, storedRefresh, type LookupRow } from "./refresh-store-lookup.ts";
 
-const utc = (param: string): string => `(${param}::timestamptz AT TIME ZONE 'UTC')`;
+const utc = pgUtcParam;
 
-const LOOKUP = lookupSql((column) => `(${column} AT TIME ZONE 'UTC')`, "$1");
+const LOOKUP = lookupSql(pgUtcColumn, "$1");
 
 const ROTATE = `WITH fam AS (
     SELECT "id" FROM "RefreshFamily" WHERE "id" = $1::text AND "revokedAt" IS NULL FOR UPDATE
@@ -32,11 +32,6 @@ const ROTATE = `WITH fam AS (
     SELECT $4::text, $1::text, $7::text, ${utc("$3")}, ${utc("$8")} WHERE EXISTS (SELECT 1 FROM touched) RETURNING "id"
   )
   SELECT EXISTS (SELECT 1 FROM fam) AS "live", EXISTS (SELECT 1 FROM inserted) AS "rotated"`;
-
-function pgDate(value: unknown): Date {
-  if (value instanceof Date) return value;
-  throw new Error(`unexpected timestamp ${String(value)}`);
-}
 
 export function postgresRefreshStore({ pool }: PostgresDriver): RefreshStore {
   return {

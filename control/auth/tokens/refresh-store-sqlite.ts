@@ -3,23 +3,15 @@
  * transaction on Prisma's own connection (db/sqlite-driver.ts), with statements prepared once.
  * Nothing can interleave with it, so the read is current when the write runs; the write's
  * conditions (`rotatedAt IS NULL`, `revokedAt IS NULL`, checked by row count) stay all the same.
- *
- * Timestamps are written exactly as Prisma's adapter writes them (ISO 8601 with `+00:00`, its
- * default `timestampFormat`), so Prisma reads these rows back and compares them as text correctly.
+ * Timestamps are written exactly as Prisma's adapter writes them (db/sqlite-dates.ts).
  */
 import type Database from "better-sqlite3";
+import { sqliteDate, sqliteIso } from "../../db/sqlite-dates.ts";
 import type { SqliteDriver } from "../../db/sqlite-driver.ts";
 import type { RefreshStore, Rotation, RotationOutcome, StoredRefresh } from "./refresh-store.ts";
 import { lookupSql, storedRefresh, type LookupRow } from "./refresh-store-lookup.ts";
 
-const iso = (date: Date): string => date.toISOString().replace("Z", "+00:00");
-
-function sqliteDate(value: unknown): Date {
-  // Text as written by the adapter; a number if a row was written with `unixepoch-ms`.
-  const date = typeof value === "string" ? new Date(value) : new Date(Number(value));
-  if (Number.isNaN(date.getTime())) throw new Error(`unreadable timestamp ${String(value)}`);
-  return date;
-}
+const iso = sqliteIso;
 
 interface Statements {
   lookup: Database.Statement<[string], LookupRow>;

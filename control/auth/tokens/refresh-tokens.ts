@@ -39,41 +39,30 @@ export type RotationResult = ({ outcome: "rotated" | "retried"; profile: ClaimsP
 
 const minDate = (a: Date, b: Date): Date => (a.getTime() <= b.getTime() ? a : b);
 
-export async function createSession(ctx: AuthContext, input: NewSession): Promise<SessionTokens> {
+/** Starts a family and its first token; answers with the claims' facts read in the same unit. */
+export async function createSession(ctx: AuthContext, input: NewSession): Promise<SessionTokens & { profile: ClaimsProfile }> {
   const now = ctx.now();
   const ll = ctx.config.LocalLogin;
   const refreshToken = newOpaqueToken();
   const absoluteExpiresAt = new Date(now.getTime() + ll.RefreshTokenAbsoluteLifetime);
-  const family = await ctx.db.$transaction(async (tx) => {
-    const user = await tx.user.findUniqueOrThrow({ where: { id: input.userId }, select: { securityStamp: true } });
-    const created = await tx.refreshFamily.create({
-      data: {
-        id: randomUUID(),
-        userId: input.userId,
-        createdAt: now,
-        lastUsedAt: now,
-        absoluteExpiresAt,
-        amr: JSON.stringify(input.amr),
-        authTime: input.authTime,
-        twoFactorSource: input.twoFactor?.source ?? null,
-        twoFactorAt: input.twoFactor?.at ?? null,
-        securityStamp: user.securityStamp,
-        userAgent: input.client.userAgent,
-        ipAddress: input.client.ipAddress,
-      },
-    });
-    await tx.refreshToken.create({
-      data: {
-        id: randomUUID(),
-        familyId: created.id,
-        tokenHash: hashToken(refreshToken),
-        createdAt: now,
-        expiresAt: minDate(new Date(now.getTime() + ll.RefreshTokenLifetime), absoluteExpiresAt),
-      },
-    });
-    return created;
+  const { family, profile } = await ctx.sessions.start({
+    id: randomUUID(),
+    userId: input.userId,
+    now,
+    absoluteExpiresAt,
+    amr: JSON.stringify(input.amr),
+    authTime: input.authTime,
+    twoFactorSource: input.twoFactor?.source ?? null,
+    twoFactorAt: input.twoFactor?.at ?? null,
+    userAgent: input.client.userAgent,
+    ipAddress: input.client.ipAddress,
+    firstToken: {
+      id: randomUUID(),
+      tokenHash: hashToken(refreshToken),
+      expiresAt: minDate(new Date(now.getTime() + ll.RefreshTokenLifetime), absoluteExpiresAt),
+    },
   });
-  return { family, refreshToken };
+  return { family, profile, refreshToken };
 }
 
 type Verdict = "rotate" | "rotated-before" | { refuse: RefusalReason };
