@@ -3,14 +3,13 @@
  * mounted out. Nothing here reads process.env or opens ports, so tests and host programs build
  * as many independent instances as they like.
  */
-import { randomUUID } from "node:crypto";
 import express, { type Express, type Router } from "express";
-import { pinoHttp } from "pino-http";
 import type { Config } from "../config/index.ts";
 import type { Database } from "../db/client.ts";
 import { AppError } from "../http/errors.ts";
 import { errorMiddleware } from "../http/error-middleware.ts";
 import { methodNotAllowed } from "../http/method-not-allowed.ts";
+import { requestLogging } from "../http/request-logging.ts";
 import { OpenApiRegistry } from "../http/openapi.ts";
 import type { Logger } from "../../shared/log/logger.ts";
 import { FEATURES } from "./features.ts";
@@ -44,22 +43,7 @@ export async function createApp(deps: AppDependencies): Promise<AppInstance> {
   app.disable("x-powered-by");
   app.set("trust proxy", trustProxy(config));
   app.set("query parser", "simple");
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId: (req, res) => {
-        const id = randomUUID();
-        res.setHeader("X-Request-Id", id);
-        return id;
-      },
-      // Bodies are never logged; headers only through the redacting serializers.
-      serializers: {
-        req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactPath(req.url) }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-      autoLogging: { ignore: (req) => req.url === "/healthz" },
-    }),
-  );
+  app.use(requestLogging(logger));
   app.use(
     express.json({
       limit: "1mb",
@@ -111,9 +95,4 @@ export async function createApp(deps: AppDependencies): Promise<AppInstance> {
 function trustProxy(config: Config): string[] | false {
   const list = [...config.ForwardedHeaders.KnownProxies, ...config.ForwardedHeaders.KnownNetworks];
   return list.length > 0 ? list : false;
-}
-
-/** Secrets in paths (ingest tokens) never reach the log. */
-export function redactPath(url: string): string {
-  return url.replace(/(\/ingest\/)[^/?]+/, "$1[redacted]").replace(/([?&](token|code)=)[^&]+/gi, "$1[redacted]");
 }
