@@ -6,6 +6,7 @@ import type { Config } from "../config/index.ts";
 import type { Db } from "../db/client.ts";
 import type { AuditEvent, DeliveryHooks, HostHooks, PasswordHasher } from "../app/host.ts";
 import type { Logger } from "../../shared/log/logger.ts";
+import type { SignInStore } from "./sign-in/sign-in-store.ts";
 import type { SessionStore } from "./tokens/session-store.ts";
 
 export interface AuthContext {
@@ -13,6 +14,8 @@ export interface AuthContext {
   db: Db;
   /** Session start (every sign-in's last step) on the driver under Prisma (tokens/session-store.ts). */
   sessions: SessionStore;
+  /** Credential, second-factor and lockout statements of a password sign-in (sign-in/sign-in-store.ts). */
+  signIn: SignInStore;
   logger: Logger;
   now: () => Date;
   /** Host hooks merged with the configured transports (Mail:Transport, Hooks:Module). */

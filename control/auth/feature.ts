@@ -24,6 +24,7 @@ import { sessionRoutes } from "./routes/sessions.ts";
 import { signingKeysFor, type SigningKeySet } from "./tokens/keys.ts";
 import { refreshStoreFor, type RefreshStore } from "./tokens/refresh-store.ts";
 import { sessionStoreFor } from "./tokens/session-store.ts";
+import { signInStoreFor } from "./sign-in/sign-in-store.ts";
 import { resolveHooks } from "./hooks/index.ts";
 import { jwksRoute } from "./routes/jwks.ts";
 import { twoFactorRoutes } from "./routes/twofactor.ts";
@@ -54,6 +55,7 @@ export function buildAuthContext(feature: FeatureContext): AuthContext {
     config,
     db: database.db,
     sessions: sessionStoreFor(database.driver),
+    signIn: signInStoreFor(database.driver),
     logger,
     now,
     hooks: host.hooks,

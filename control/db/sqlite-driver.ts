@@ -24,6 +24,11 @@ export interface SqliteDriver {
    * when it throws), serialised with Prisma's interactive transactions on the same connection.
    */
   transaction<T>(work: (db: Database.Database) => T): Promise<T>;
+  /**
+   * The connection itself, for single statements (each atomic by itself): they run as Prisma's
+   * own plain queries do, which take no lock either (only its interactive transactions do).
+   */
+  connection(): Database.Database;
 }
 
 /** The adapter factory Prisma gets; remembers the adapter of the latest `connect()`. */
@@ -50,6 +55,7 @@ function sqliteDriver(db: Database.Database, adapter: Adapter): SqliteDriver {
   const immediate = db.transaction((work: (db: Database.Database) => unknown) => work(db)).immediate;
   return {
     kind: "sqlite",
+    connection: () => db,
     async transaction(work) {
       // No Prisma transaction open: run now, without yielding, so nothing can interleave.
       if (!db.inTransaction) return immediate(work) as ReturnType<typeof work>;

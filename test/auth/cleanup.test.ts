@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { sweepExpired } from "../../control/auth/cleanup/sweep.ts";
 import type { AuthContext } from "../../control/auth/context.ts";
+import { signInStoreFor } from "../../control/auth/sign-in/sign-in-store.ts";
 import { sessionStoreFor } from "../../control/auth/tokens/session-store.ts";
 import { providers } from "../harness/databases.ts";
 import { cheapHasher, startAuthApp, type AuthTestApp, type TokenPair } from "./helpers.ts";
@@ -21,6 +22,7 @@ for (const provider of providers()) {
         config: app.config,
         db: app.db,
         sessions: sessionStoreFor(app.server.database.driver),
+        signIn: signInStoreFor(app.server.database.driver),
         logger: app.logs.logger,
         now: app.clock.now,
         hooks: {},

@@ -9,27 +9,17 @@
  */
 import type { AuthContext } from "../context.ts";
 
-/** Takes one attempt slot; false when the account is locked (or its budget is in flight). */
+/**
+ * Takes one attempt slot; false when the account is locked (or its budget is in flight). One
+ * conditional update (sign-in/sign-in-store-sql.ts): a new window when the account is not locked
+ * and the last window is over or a lockout has run out (which forgives its failures); otherwise
+ * one more failure while under the budget.
+ */
 export async function reserveAttempt(ctx: AuthContext, userId: string): Promise<boolean> {
   const ll = ctx.config.LocalLogin;
   if (!ll.LockoutEnabled) return true;
   const now = ctx.now();
-  const windowStart = new Date(now.getTime() - ll.LockoutWindow);
-  const notLocked = { OR: [{ lockedUntil: null }, { lockedUntil: { lte: now } }] };
-  // A new window: the last one is over, or a lockout has run out (which forgives its failures).
-  const fresh = await ctx.db.passwordCredential.updateMany({
-    where: {
-      userId,
-      AND: [notLocked, { OR: [{ failureWindowStart: null }, { failureWindowStart: { lt: windowStart } }, { lockedUntil: { not: null } }] }],
-    },
-    data: { failedCount: 1, failureWindowStart: now, lockedUntil: null },
-  });
-  if (fresh.count === 1) return true;
-  const counted = await ctx.db.passwordCredential.updateMany({
-    where: { userId, failedCount: { lt: ll.MaxFailedAttempts }, AND: [notLocked] },
-    data: { failedCount: { increment: 1 } },
-  });
-  return counted.count === 1;
+  return ctx.signIn.reserveAttempt(userId, { now, windowStart: new Date(now.getTime() - ll.LockoutWindow), maxFailedAttempts: ll.MaxFailedAttempts });
 }
 
 /** The reserved attempt failed: lock once the budget is spent. */
@@ -47,5 +37,5 @@ export async function recordFailure(ctx: AuthContext, userId: string): Promise<v
 /** The reserved attempt succeeded: the counter starts over. */
 export async function recordSuccess(ctx: AuthContext, userId: string): Promise<void> {
   if (!ctx.config.LocalLogin.LockoutEnabled) return;
-  await ctx.db.passwordCredential.updateMany({ where: { userId }, data: { failedCount: 0, failureWindowStart: null, lockedUntil: null } });
+  await ctx.signIn.clearFailures(userId);
 }

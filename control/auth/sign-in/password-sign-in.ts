@@ -9,7 +9,7 @@
  * the cases apart; the route pads every refusal to SignInRefusalFloor on top of that.
  */
 import type { AuthContext } from "../context.ts";
-import { findCredential } from "./find-credential.ts";
+import { findSignInCredential } from "./find-credential.ts";
 import { recordFailure, recordSuccess, reserveAttempt } from "./lockout.ts";
 
 export type SignInResult =
@@ -29,7 +29,7 @@ function dummyHash(ctx: AuthContext): Promise<string> {
 }
 
 export async function verifyPasswordSignIn(ctx: AuthContext, identifier: string, password: string): Promise<SignInResult> {
-  const credential = await findCredential(ctx.db, identifier);
+  const credential = await findSignInCredential(ctx.signIn, identifier);
   if (!credential) {
     await ctx.hasher.verify(password, await dummyHash(ctx));
     return { outcome: "refused", reason: "unknown-user", userId: null };

@@ -12,7 +12,6 @@ import { completeSignIn } from "../sign-in/complete.ts";
 import type { TokenPairBody } from "../sign-in/token-pair.ts";
 import { mergeAmr } from "../tokens/access-token.ts";
 import { createChallenge, type ChallengeBody } from "./challenge.ts";
-import { hasConfirmedTotp } from "./enrolment.ts";
 import { METHODS } from "./methods.ts";
 import { recoveryCodesRunningLow } from "./recovery-codes.ts";
 
@@ -37,8 +36,8 @@ export function presentedDeviceToken(req: Request, fromBody?: string | null): st
 
 /** Enrolled: a confirmed TOTP, or a registered passkey (itself a second factor) while passkeys are on. */
 export async function hasSecondFactor(ctx: AuthContext, userId: string): Promise<boolean> {
-  if (await hasConfirmedTotp(ctx.db, userId)) return true;
-  return ctx.config.Passkeys.Enabled && (await ctx.db.passkey.count({ where: { userId } })) > 0;
+  const { totp, passkey } = await ctx.signIn.secondFactors(userId);
+  return totp || (ctx.config.Passkeys.Enabled && passkey);
 }
 
 export async function secondFactorGate(ctx: AuthContext, input: FirstFactor): Promise<GateOutcome> {
