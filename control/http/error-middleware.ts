@@ -6,9 +6,19 @@
 import type { ErrorRequestHandler, Request } from "express";
 import { AppError, type ErrorFamily } from "./errors.ts";
 
+/**
+ * The configured prefix as the auth router is mounted (leading slash, no trailing one), so
+ * `identity` or `/identity/` still puts `/identity/login` in the auth family.
+ */
+function mountedPrefix(prefix: string): string {
+  const trimmed = prefix.trim().replace(/\/+$/, "");
+  return trimmed === "" || trimmed.startsWith("/") ? trimmed : `/${trimmed}`;
+}
+
 export function errorFamily(req: Request, authPrefix: string): ErrorFamily {
   const path = req.originalUrl.split("?")[0] ?? "";
-  return path === authPrefix || path.startsWith(`${authPrefix}/`) ? "auth" : "bot";
+  const prefix = mountedPrefix(authPrefix);
+  return path === prefix || path.startsWith(`${prefix}/`) ? "auth" : "bot";
 }
 
 /** Errors thrown by body parsers and multer, translated into the catalogue. */

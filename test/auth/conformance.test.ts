@@ -124,6 +124,21 @@ for (const provider of providers()) {
     });
   });
 
+  describe(`an endpoint prefix written without its leading slash, or with a trailing one, keeps the auth error bodies (${provider})`, () => {
+    for (const prefix of ["identity", "/identity/"]) {
+      test(`LocalLogin:EndpointPrefix "${prefix}"`, async (t) => {
+        const app = await startLifecycleApp(provider, { config: { LocalLogin: { EndpointPrefix: prefix } } });
+        t.after(() => app.close());
+        const refused = await app.request("POST", "/identity/login", { body: { identifier: "nobody", password: PASSWORD } });
+        assert.equal(refused.status, 401);
+        assert.deepEqual(refused.body, INVALID_GRANT);
+        const anonymous = await app.request("GET", "/identity/sessions");
+        assert.equal(anonymous.status, 401);
+        assert.equal((anonymous.body as { error: string }).error, "invalid_token");
+      });
+    }
+  });
+
   describe(`endpoint prefixes move every route (${provider})`, () => {
     let app: LifecycleApp;
     before(async () => {
