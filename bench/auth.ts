@@ -2,7 +2,7 @@
  * Identity-service benchmark (`make bench-auth`): prints figures, asserts nothing.
  *  - cost of one PBKDF2 hash at the configured parameters (600,000 iterations by default);
  *  - password logins/s under a 64-client storm vs the hash-bound limit
- *    (min(cores, libuv threadpool) / hash time), and the event-loop delay p99 meanwhile, which
+ *    (min(cores, libuv threadpool) / hash time, the hash timed right before and after each storm), and the event-loop delay p99 meanwhile, which
  *    shows whether hashing really stays off the event loop;
  *  - refresh p50/p99 while that storm saturates the CPU: LOGIN_USERS chains, each refreshing once
  *    per PROBE_PERIOD_MS (a paced probe, so its latency is the server's, not its own queueing);
@@ -126,25 +126,42 @@ async function storm(base: string): Promise<{ seconds: number; rate: number; loo
   return { seconds, rate: LOGINS / seconds, loop: `event-loop delay p99 ${fmt(loop.percentile(99) / 1e6)} ms, max ${fmt(loop.max / 1e6)} ms` };
 }
 
-async function loginStorm(provider: Provider, hashMs: number): Promise<void> {
+/**
+ * The hash-bound limit of one storm, from hash costs measured right before and right after it:
+ * on a shared VM the CPU's speed drifts by tens of percent within a minute, and one measurement
+ * at the start made later storms read well above 100% (or below) of a stale limit.
+ */
+async function bracketed<T>(run: () => Promise<T>): Promise<{ result: T; hashMs: number; range: string }> {
+  const before = await hashCost();
+  const result = await run();
+  const after = await hashCost();
+  return { result, hashMs: (before + after) / 2, range: `${fmt(before)}-${fmt(after)} ms` };
+}
+
+async function loginStorm(provider: Provider): Promise<void> {
   const { base, stop } = await start(provider, false);
   try {
     const chains = await register(base, LOGIN_USERS);
     const threads = Math.min(availableParallelism(), Number(process.env.UV_THREADPOOL_SIZE ?? 4));
-    const limit = (threads * 1000) / hashMs;
-    const share = (rate: number): string => `${fmt(rate)}/s = ${fmt((100 * rate) / limit, 0)}% of the hash-bound limit`;
+    const share = (rate: number, hashMs: number, range: string): string => {
+      const limit = (threads * 1000) / hashMs;
+      return `${fmt(rate)}/s = ${fmt((100 * rate) / limit, 0)}% of the hash-bound limit (${fmt(limit)}/s = ${threads} threads / ${fmt(hashMs)} ms, hash ${range} before-after)`;
+    };
 
-    const alone = await storm(base);
-    console.log(`${provider}: logins ${share(alone.rate)} (${fmt(limit)}/s = ${threads} threads / ${fmt(hashMs)} ms); ${alone.loop}`);
+    const alone = await bracketed(() => storm(base));
+    console.log(`${provider}: logins ${share(alone.result.rate, alone.hashMs, alone.range)}; ${alone.result.loop}`);
 
     // The same storm again, with a paced refresh probe running on the saturated CPU.
     const probe = startClients({ kind: "refresh", refreshUrl: `${base}/refresh`, tokens: chains, seconds: 3600, periodMs: PROBE_PERIOD_MS });
     await probe.ready;
-    const mixed = await storm(base);
-    probe.stop();
+    const mixed = await bracketed(async () => {
+      const result = await storm(base);
+      probe.stop();
+      return result;
+    });
     const probed = await probe.result;
-    console.log(`${provider}: logins with the refresh probe ${share(mixed.rate)}; ${mixed.loop}`);
-    console.log(`${provider}: refresh during the login storm (${LOGIN_USERS} chains, one refresh per ${PROBE_PERIOD_MS} ms each): ${summary(probed, mixed.seconds)}`);
+    console.log(`${provider}: logins with the refresh probe ${share(mixed.result.rate, mixed.hashMs, mixed.range)}; ${mixed.result.loop}`);
+    console.log(`${provider}: refresh during the login storm (${LOGIN_USERS} chains, one refresh per ${PROBE_PERIOD_MS} ms each): ${summary(probed, mixed.result.seconds)}`);
   } finally {
     await stop();
   }
@@ -166,6 +183,6 @@ async function refreshLoad(provider: Provider): Promise<void> {
 const hashMs = await hashCost();
 console.log(`PBKDF2-HMAC-SHA256, 600,000 iterations: ${fmt(hashMs)} ms per hash (one thread)`);
 for (const provider of providers()) {
-  await loginStorm(provider, hashMs);
+  await loginStorm(provider);
   await refreshLoad(provider);
 }
