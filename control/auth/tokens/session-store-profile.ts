@@ -3,8 +3,7 @@
  * same two-factor enrolment test as the refresh lookup (refresh-store-lookup.ts), plus the
  * security stamp the new family records. Identifiers are quoted, so the SQL serves both providers.
  */
-import type { StartedSession } from "./session-store.ts";
-import type { NewFamily } from "./session-store.ts";
+import type { NewFamily, StartedSession } from "./session-store.ts";
 
 export interface ProfileRow {
   profileId: string;
