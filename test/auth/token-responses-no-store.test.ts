@@ -26,12 +26,14 @@ for (const provider of providers()) {
       await app.close();
     });
 
-    test("register, login, two-factor enrolment, challenge, verify and step-up send Cache-Control: no-store", async () => {
+    test("register, login, refresh, two-factor enrolment, challenge, verify and step-up send Cache-Control: no-store", async () => {
       const registered = await app.request("POST", "/auth/register", { body: { userName: "cache", email: "cache@example.com", password: PASSWORD } });
       assertNoStore(registered, "register");
       const login = await app.request("POST", "/auth/login", { body: { identifier: "cache", password: PASSWORD } });
       assertNoStore(login, "login");
       const token = (login.body as { access_token: string }).access_token;
+      const refreshed = await app.request("POST", "/auth/refresh", { body: { refreshToken: (login.body as { refresh_token: string }).refresh_token } });
+      assertNoStore(refreshed, "refresh");
 
       const enroll = await app.request("POST", "/auth/2fa/totp/enroll", { token });
       assertNoStore(enroll, "totp enroll");

@@ -7,6 +7,7 @@ import { fail } from "../../http/errors.ts";
 import { mountRoute } from "../../http/route.ts";
 import type { AuthRouteDeps } from "../feature.ts";
 import { authRateLimit } from "../rate-limit/index.ts";
+import { noStore } from "./no-store.ts";
 import { clientInfo } from "../sessions/client-info.ts";
 import { tokenPair } from "../sign-in/complete.ts";
 import { tokenPairSchema } from "../sign-in/token-pair.ts";
@@ -14,12 +15,13 @@ import { issueAccessTokenFrom } from "../tokens/access-token.ts";
 import { rotateRefreshToken } from "../tokens/refresh-tokens.ts";
 
 /**
- * A missing or ill-typed field is correctable input (400); any string, however long, is a token
- * that either exists or not: an unknown one is the collapsed 401 (Errors table), never a 400.
+ * A missing or ill-typed field is correctable input (400); any string, empty or however long, is
+ * a token that either exists or not: an unknown one is the collapsed 401 (Errors table), never a
+ * 400.
  */
 const TOKEN_MAX = 512;
 const body = z.object({
-  refreshToken: z.string({ error: "Send the refresh token." }).min(1, "Send the refresh token."),
+  refreshToken: z.string({ error: "Send the refresh token." }),
 });
 
 export function refreshRoutes({ ctx, target, refreshStore }: AuthRouteDeps): void {
@@ -30,13 +32,13 @@ export function refreshRoutes({ ctx, target, refreshStore }: AuthRouteDeps): voi
     tag: "auth",
     summary: "Exchange a refresh token for a new token pair (the refresh token rotates)",
     body,
-    before: [authRateLimit(ctx)],
+    before: [noStore, authRateLimit(ctx)],
     responses: {
       200: { description: "New token pair", schema: tokenPairSchema },
       401: { description: "Refresh token not accepted" },
     },
     handler: async ({ req, res, body: input }) => {
-      if (input.refreshToken.length > TOKEN_MAX) throw fail.invalidGrant();
+      if (input.refreshToken.length === 0 || input.refreshToken.length > TOKEN_MAX) throw fail.invalidGrant();
       const result = await rotateRefreshToken(ctx, refreshStore, input.refreshToken, clientInfo(req, ctx.config.LocalLogin.IpAddressStorage));
       if (result.outcome === "refused") {
         ctx.logger.info({ reason: result.reason }, "refresh refused");
