@@ -8,6 +8,7 @@ import { sqliteIso } from "../../db/sqlite-dates.ts";
 import type { SqliteDriver } from "../../db/sqlite-driver.ts";
 import { CLEAR_FAILURES, CREDENTIAL_BY_EMAIL, CREDENTIAL_BY_USER_NAME, RESERVE_ATTEMPT, SECOND_FACTORS } from "./sign-in-store-sql.ts";
 import type { SignInCredential, SignInStore } from "./sign-in-store.ts";
+import { preparedPerConnection } from "../../db/prepared.ts";
 
 const named = (name: string): string => `@${name}`;
 const asIs = (param: string): string => param;
@@ -34,12 +35,8 @@ function prepare(db: Database.Database): Statements {
 }
 
 export function sqliteSignInStore(driver: SqliteDriver): SignInStore {
-  let cached: { db: Database.Database; s: Statements } | undefined;
-  const statements = (): Statements => {
-    const db = driver.connection();
-    if (cached?.db !== db) cached = { db, s: prepare(db) };
-    return cached.s;
-  };
+  const statementsOf = preparedPerConnection(prepare);
+  const statements = (): Statements => statementsOf(driver.connection());
   return {
     async credential(key, byEmail) {
       const s = statements();

@@ -3,13 +3,14 @@
  * the claims' facts, by token hash. Identifiers are quoted, so the SQL is the same on SQLite and
  * PostgreSQL except for how a timestamp column is read (`at`).
  */
+import { profileColumnsSql, profileFromColumns, type ProfileColumns } from "./profile-columns.ts";
 import type { StoredRefresh } from "./refresh-store.ts";
 
 /**
  * One row of the lookup query. Both providers alias their columns to these names; dates arrive as
  * whatever the driver returns and go through the provider's `date`.
  */
-export interface LookupRow {
+export interface LookupRow extends ProfileColumns {
   tokenId: string;
   expiresAt: unknown;
   rotatedAt: unknown;
@@ -22,14 +23,6 @@ export interface LookupRow {
   securityStamp: string;
   revokedAt: unknown;
   absoluteExpiresAt: unknown;
-  profileId: string | null;
-  name: string | null;
-  externalHandle: string | null;
-  credentialUserId: string | null;
-  userName: string | null;
-  email: string | null;
-  emailConfirmedAt: unknown;
-  twoFactorEnrolled: unknown;
 }
 
 export function storedRefresh(row: LookupRow, date: (value: unknown) => Date): StoredRefresh {
@@ -48,16 +41,7 @@ export function storedRefresh(row: LookupRow, date: (value: unknown) => Date): S
       revokedAt: maybeDate(row.revokedAt),
       absoluteExpiresAt: date(row.absoluteExpiresAt),
     },
-    profile: {
-      id: row.profileId,
-      name: row.name,
-      externalHandle: row.externalHandle,
-      credential:
-        row.credentialUserId === null || row.userName === null
-          ? null
-          : { userName: row.userName, email: row.email, emailConfirmedAt: maybeDate(row.emailConfirmedAt) },
-      twoFactorEnrolled: Boolean(row.twoFactorEnrolled),
-    },
+    profile: profileFromColumns(row, row.profileId, date),
   };
 }
 
@@ -75,8 +59,6 @@ export function lookupSql(at: (column: string) => string, param: string): string
     f."id" AS "familyId", f."userId" AS "userId", f."amr" AS "amr", ${at('f."authTime"')} AS "authTime",
     f."twoFactorSource" AS "twoFactorSource", ${at('f."twoFactorAt"')} AS "twoFactorAt", f."securityStamp" AS "securityStamp",
     ${at('f."revokedAt"')} AS "revokedAt", ${at('f."absoluteExpiresAt"')} AS "absoluteExpiresAt",
-    u."id" AS "profileId", u."name" AS "name", u."externalHandle" AS "externalHandle",
-    c."userId" AS "credentialUserId", c."userName" AS "userName", c."email" AS "email", ${at('c."emailConfirmedAt"')} AS "emailConfirmedAt",
-    (e."confirmedAt" IS NOT NULL OR EXISTS (SELECT 1 FROM "Passkey" p WHERE p."userId" = f."userId")) AS "twoFactorEnrolled"
+    ${profileColumnsSql(at, 'f."userId"')}
   ${LOOKUP_FROM}${param}`;
 }

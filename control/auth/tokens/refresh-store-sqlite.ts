@@ -10,6 +10,8 @@ import { sqliteDate, sqliteIso } from "../../db/sqlite-dates.ts";
 import type { SqliteDriver } from "../../db/sqlite-driver.ts";
 import type { RefreshStore, Rotation, RotationOutcome, StoredRefresh } from "./refresh-store.ts";
 import { lookupSql, storedRefresh, type LookupRow } from "./refresh-store-lookup.ts";
+import { SQLITE_INSERT_REFRESH_TOKEN } from "./profile-columns.ts";
+import { preparedPerConnection } from "../../db/prepared.ts";
 
 const iso = sqliteIso;
 
@@ -28,7 +30,7 @@ function prepare(db: Database.Database): Statements {
     lookup,
     rotate: db.prepare(`UPDATE "RefreshToken" SET "rotatedAt" = ?, "replacedBy" = ? WHERE "id" = ? AND "rotatedAt" IS NULL`),
     touch: db.prepare(`UPDATE "RefreshFamily" SET "lastUsedAt" = ?, "userAgent" = ?, "ipAddress" = ? WHERE "id" = ? AND "revokedAt" IS NULL`),
-    insert: db.prepare(`INSERT INTO "RefreshToken" ("id", "familyId", "tokenHash", "createdAt", "expiresAt") VALUES (?, ?, ?, ?, ?)`),
+    insert: db.prepare(SQLITE_INSERT_REFRESH_TOKEN),
   };
 }
 
@@ -44,12 +46,7 @@ function write(s: Statements, found: StoredRefresh, r: Rotation): RotationOutcom
 }
 
 export function sqliteRefreshStore(driver: SqliteDriver): RefreshStore {
-  const statements = new WeakMap<Database.Database, Statements>();
-  const statementsOf = (db: Database.Database): Statements => {
-    let s = statements.get(db);
-    if (!s) statements.set(db, (s = prepare(db)));
-    return s;
-  };
+  const statementsOf = preparedPerConnection(prepare);
   return {
     async rotate(tokenHash, plan) {
       let found: StoredRefresh | undefined;

@@ -3,25 +3,17 @@
  * same two-factor enrolment test as the refresh lookup (refresh-store-lookup.ts), plus the
  * security stamp the new family records. Identifiers are quoted, so the SQL serves both providers.
  */
+import { profileColumnsSql, profileFromColumns, type ProfileColumns } from "./profile-columns.ts";
 import type { NewFamily, StartedSession } from "./session-store.ts";
 
-export interface ProfileRow {
+export interface ProfileRow extends ProfileColumns {
   profileId: string;
   securityStamp: string;
-  name: string | null;
-  externalHandle: string | null;
-  credentialUserId: string | null;
-  userName: string | null;
-  email: string | null;
-  emailConfirmedAt: unknown;
-  twoFactorEnrolled: unknown;
 }
 
 /** The profile query up to its one parameter (the user id), `at(column)` wrapping timestamps. */
 export function profileSql(at: (column: string) => string, param: string): string {
-  return `SELECT u."id" AS "profileId", u."securityStamp" AS "securityStamp", u."name" AS "name", u."externalHandle" AS "externalHandle",
-    c."userId" AS "credentialUserId", c."userName" AS "userName", c."email" AS "email", ${at('c."emailConfirmedAt"')} AS "emailConfirmedAt",
-    (e."confirmedAt" IS NOT NULL OR EXISTS (SELECT 1 FROM "Passkey" p WHERE p."userId" = u."id")) AS "twoFactorEnrolled"
+  return `SELECT u."securityStamp" AS "securityStamp", ${profileColumnsSql(at, 'u."id"')}
   FROM "User" u
   LEFT JOIN "PasswordCredential" c ON c."userId" = u."id"
   LEFT JOIN "TotpEnrollment" e ON e."userId" = u."id"
@@ -39,16 +31,7 @@ export function startedSession(f: NewFamily, row: ProfileRow, date: (value: unkn
       twoFactorAt: f.twoFactorAt,
       securityStamp: row.securityStamp,
     },
-    profile: {
-      id: row.profileId,
-      name: row.name,
-      externalHandle: row.externalHandle,
-      credential:
-        row.credentialUserId === null || row.userName === null
-          ? null
-          : { userName: row.userName, email: row.email, emailConfirmedAt: row.emailConfirmedAt === null || row.emailConfirmedAt === undefined ? null : date(row.emailConfirmedAt) },
-      twoFactorEnrolled: Boolean(row.twoFactorEnrolled),
-    },
+    profile: profileFromColumns(row, row.profileId, date),
   };
 }
 

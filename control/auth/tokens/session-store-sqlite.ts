@@ -8,6 +8,8 @@ import { sqliteDate, sqliteIso } from "../../db/sqlite-dates.ts";
 import type { SqliteDriver } from "../../db/sqlite-driver.ts";
 import { noSuchUser, profileSql, startedSession, type ProfileRow } from "./session-store-profile.ts";
 import type { SessionStore } from "./session-store.ts";
+import { SQLITE_INSERT_REFRESH_TOKEN } from "./profile-columns.ts";
+import { preparedPerConnection } from "../../db/prepared.ts";
 
 type Nullable = string | null;
 
@@ -25,17 +27,12 @@ function prepare(db: Database.Database): Statements {
     profile,
     family: db.prepare(`INSERT INTO "RefreshFamily" ("id", "userId", "createdAt", "lastUsedAt", "absoluteExpiresAt", "amr", "authTime",
       "twoFactorSource", "twoFactorAt", "securityStamp", "userAgent", "ipAddress") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-    token: db.prepare(`INSERT INTO "RefreshToken" ("id", "familyId", "tokenHash", "createdAt", "expiresAt") VALUES (?, ?, ?, ?, ?)`),
+    token: db.prepare(SQLITE_INSERT_REFRESH_TOKEN),
   };
 }
 
 export function sqliteSessionStore(driver: SqliteDriver): SessionStore {
-  const statements = new WeakMap<Database.Database, Statements>();
-  const statementsOf = (db: Database.Database): Statements => {
-    let s = statements.get(db);
-    if (!s) statements.set(db, (s = prepare(db)));
-    return s;
-  };
+  const statementsOf = preparedPerConnection(prepare);
   return {
     start(f) {
       return driver.transaction((db) => {
