@@ -55,6 +55,9 @@ test-only: deps ## Only the suites (TEST_FILES=... to narrow)
 bench: bench-auth bench-bot bench-mic ## Every benchmark (prints figures; asserts nothing)
 
 bench-auth: deps ## Login, refresh and event-loop figures on SQLite and PostgreSQL
+	@# wrk (Debian) drives the refresh load from a second process; without it that line is skipped.
+	@command -v wrk >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >/dev/null 2>&1 || \
+	  (apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >/dev/null 2>&1) || true
 	@export TEST_DATABASE_URL=$$(scripts/test-postgres.sh) && $(NODE) bench/auth.ts
 
 bench-bot: deps ## Concurrent bots against the fixture: CPU, PSS, join time, audio gaps

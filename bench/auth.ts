@@ -6,7 +6,8 @@
  *    shows whether hashing really stays off the event loop;
  *  - refresh p50/p99 while that storm saturates the CPU: LOGIN_USERS chains, each refreshing once
  *    per PROBE_PERIOD_MS (a paced probe, so its latency is the server's, not its own queueing);
- *  - refreshes/s and p50/p99 latency at 64 concurrent closed-loop clients;
+ *  - refreshes/s and p50/p99 latency at 64 concurrent closed-loop clients, after a 2 s warm-up,
+ *    once with the Node clients and once with wrk (bench/refresh.lua) when it is installed;
  * each on SQLite and on PostgreSQL (TEST_DATABASE_URL, default 127.0.0.1:5432). Login and refresh
  * clients run in worker threads (bench/auth-clients.ts), not on the server's event loop.
  * Environment: BENCH_SECONDS (refresh phase, default 5), BENCH_LOGINS (default 48: at ~0.15-0.7 s
@@ -14,7 +15,12 @@
  * The refresh phase runs on a second instance with a cheap hasher: its 64 sessions would
  * otherwise cost 64 real hashes to set up, and refresh does no password hashing at all.
  */
-import { availableParallelism } from "node:os";
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import type { ClientsInput, ClientsOutput } from "./auth-clients.ts";
@@ -26,6 +32,7 @@ import { createLogger } from "../shared/log/logger.ts";
 import { freshDatabase, providers, type Provider } from "../test/harness/databases.ts";
 
 const CLIENTS = 64;
+const WARM_UP_SECONDS = 2;
 const REFRESH_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const LOGINS = Number(process.env.BENCH_LOGINS ?? 48);
 /** Accounts the login storm signs in to (each costs one real hash to register); also the probe's chains. */
@@ -34,6 +41,7 @@ const LOGIN_USERS = 8;
 const PROBE_PERIOD_MS = 40;
 const PASSWORD = "benchmark passphrase 42";
 
+const execFileAsync = promisify(execFile);
 const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 const fmt = (n: number, digits = 1): string => n.toFixed(digits);
 
@@ -101,9 +109,10 @@ async function start(provider: Provider, cheap: boolean) {
   };
 }
 
-async function register(base: string, count: number): Promise<string[]> {
+/** Registers `count` accounts `bench<from>`, `bench<from + 1>`, …; answers their refresh tokens. */
+async function register(base: string, count: number, from = 0): Promise<string[]> {
   const tokens: string[] = [];
-  for (let i = 0; i < count; i += 1) {
+  for (let i = from; i < from + count; i += 1) {
     const r = await post(`${base}/register`, { userName: `bench${i}`, email: `bench${i}@example.com`, password: PASSWORD });
     if (r.status !== 201) throw new Error(`register failed: ${r.status}`);
     tokens.push(r.json.refresh_token as string);
@@ -168,14 +177,41 @@ async function loginStorm(provider: Provider): Promise<void> {
   }
 }
 
+/**
+ * wrk (a C load generator, Debian package `wrk`) in a second process, driving the same 64 chains
+ * through bench/refresh.lua: the Node clients' own HTTP work takes part of the 2 cores the server
+ * runs on, wrk takes a fraction of that. Undefined when wrk is not installed.
+ */
+async function wrkRefresh(url: string, tokens: string[], seconds: number): Promise<string | undefined> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-refresh-"));
+  const file = join(dir, "tokens.txt");
+  writeFileSync(file, `${tokens.join("\n")}\n`, { mode: 0o600 });
+  try {
+    const script = fileURLToPath(new URL("./refresh.lua", import.meta.url));
+    const { stdout } = await execFileAsync("wrk", ["-t1", `-c${tokens.length}`, `-d${seconds}s`, "-s", script, url, "--", file]);
+    return stdout.trim().split("\n").at(-1);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function refreshLoad(provider: Provider): Promise<void> {
   const { base, stop } = await start(provider, true);
   try {
-    const refreshTokens = await register(base, CLIENTS);
+    const [warm, measured, forWrk] = [await register(base, CLIENTS), await register(base, CLIENTS, CLIENTS), await register(base, CLIENTS, 2 * CLIENTS)];
+    // A warm-up first: the first seconds of a fresh process run cold code (JIT) and would set the
+    // latency tail.
+    const warmUp = startClients({ kind: "refresh", refreshUrl: `${base}/refresh`, tokens: warm, seconds: WARM_UP_SECONDS, periodMs: 0 });
+    await warmUp.result;
     // Each client rotates its own chain for REFRESH_SECONDS.
-    const clients = startClients({ kind: "refresh", refreshUrl: `${base}/refresh`, tokens: refreshTokens, seconds: REFRESH_SECONDS, periodMs: 0 });
+    const clients = startClients({ kind: "refresh", refreshUrl: `${base}/refresh`, tokens: measured, seconds: REFRESH_SECONDS, periodMs: 0 });
     await clients.ready;
-    console.log(`${provider}: refresh at ${CLIENTS} clients: ${summary(await clients.result, REFRESH_SECONDS)}`);
+    console.log(`${provider}: refresh at ${CLIENTS} clients (Node clients in a worker thread): ${summary(await clients.result, REFRESH_SECONDS)}`);
+    const byWrk = await wrkRefresh(`${base}/refresh`, forWrk, REFRESH_SECONDS);
+    console.log(`${provider}: refresh at ${CLIENTS} clients (wrk, a second process): ${byWrk ?? "skipped: wrk is not installed (apt-get install wrk)"}`);
   } finally {
     await stop();
   }
