@@ -44,7 +44,8 @@ export const decimal = (fallback: number, min: number, max = Number.MAX_SAFE_INT
     .union([z.number(), z.string()])
     .default(fallback)
     .transform((v, ctx) => {
-      const n = typeof v === "number" ? v : /^\s*\d+(\.\d+)?\s*$/.test(v) ? Number(v) : Number.NaN;
+      // `0.25`, `.5` and `2.` alike: however a person writes a decimal, never an exponent or a sign.
+      const n = typeof v === "number" ? v : /^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(v) ? Number(v) : Number.NaN;
       if (!Number.isFinite(n) || n < min || n > max) {
         ctx.addIssue({ code: "custom", message: `expected a number between ${min} and ${max}, got "${v}"` });
         return z.NEVER;

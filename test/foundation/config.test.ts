@@ -90,6 +90,14 @@ describe("configuration sources", () => {
     assert.deepEqual(c.bot.MEETING_ALLOWED_HOSTS, ["teams.microsoft.com", "127.0.0.1:9999"]);
   });
 
+  it("minute settings accept a decimal however it is written", () => {
+    const c = loadConfig(env({ MEETING_WAIT_FOR_LOBBY: ".5", MAX_RECORDING_MINUTES: "2.", MAX_UPLOAD_MB: " 0.75 " }));
+    assert.equal(c.bot.MEETING_WAIT_FOR_LOBBY, 0.5);
+    assert.equal(c.bot.MAX_RECORDING_MINUTES, 2);
+    assert.equal(c.bot.MAX_UPLOAD_MB, 0.75);
+    assert.throws(() => loadConfig(env({ MAX_RECORDING_MINUTES: "1e1" })), /MAX_RECORDING_MINUTES/);
+  });
+
   it("layers defaults < CONFIG_FILE < environment", () => {
     const dir = mkdtempSync(join(tmpdir(), "toa-cfg-"));
     const file = join(dir, "c.json");
