@@ -98,6 +98,46 @@ describe("bot API conformance", { timeout: 120_000 }, () => {
     assert.equal((await app.request("GET", "/sessions/", { token: TOKEN })).status, 200, "a trailing slash is the same route");
   });
 
+  test("/openapi.json names each bot route exactly as the spec writes it ({session_id}, {token})", async (t) => {
+    const app = await startBotApp(t);
+    const doc = (await app.request("GET", "/openapi.json")).body as { paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>> };
+    const routes: [string, string][] = [
+      ["get", "/"],
+      ["post", "/join"],
+      ["get", "/status/{session_id}"],
+      ["post", "/stop/{session_id}"],
+      ["get", "/sessions"],
+      ["post", "/audio/{session_id}/play"],
+      ["post", "/audio/{session_id}/play/upload"],
+      ["post", "/audio/{session_id}/stop"],
+      ["post", "/audio/{session_id}/stream"],
+      ["put", "/audio/{session_id}/ingest/{token}"],
+      ["delete", "/audio/{session_id}/stream"],
+    ];
+    for (const [method, path] of routes) {
+      const op = doc.paths[path]?.[method];
+      assert.ok(op, `${method.toUpperCase()} ${path} documented`);
+      const names = (op.parameters ?? []).filter((p) => p.in === "path").map((p) => p.name);
+      assert.deepEqual(names, [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]), `${method.toUpperCase()} ${path} path parameters`);
+    }
+  });
+
+  test("closing the stream of a session no longer in the call answers 409 {detail}, like every audio request", async (t) => {
+    const app = await startBotApp(t, { bot: { MIC_PLAYBACK_ENABLED: true } });
+    const join = await app.request("POST", "/join", { body: { meeting_url: MEETING_URL } });
+    const id = String(((join.body as Json).session as Json).session_id);
+    await waitForSession(app, id, (s) => s.status === "recording");
+    assert.equal((await app.request("POST", `/audio/${id}/stream`, { body: {} })).status, 200);
+    assert.equal((await app.request("DELETE", `/audio/${id}/stream`)).status, 200, "in the call: closed");
+    assert.equal((await app.request("POST", `/stop/${id}`)).status, 200);
+    await waitForSession(app, id, (s) => s.status === "stopped");
+    for (const [method, path] of [["DELETE", `/audio/${id}/stream`], ["POST", `/audio/${id}/stream`], ["POST", `/audio/${id}/stop`]] as const) {
+      const res = await app.request(method, path);
+      assert.equal(res.status, 409, `${method} ${path}: ${res.text}`);
+      assert.equal(typeof (res.body as Json).detail, "string");
+    }
+  });
+
   test("stop twice answers 200 both times with the same final session; the final status_changed carries the outcome", async (t) => {
     const receiver = await startReceiver();
     t.after(() => receiver.close());

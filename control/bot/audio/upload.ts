@@ -23,7 +23,7 @@ export function uploadMiddleware(deps: AudioDeps): RequestHandler {
   const limitBytes = Math.floor(deps.config.bot.MAX_UPLOAD_MB * 1024 * 1024);
   return (req, res, next) => {
     void (async () => {
-      const runner = await audioSession(deps, String(req.params.sessionId ?? ""));
+      const runner = await audioSession(deps, String(req.params.session_id ?? ""));
       res.locals.audioRunner = runner;
       const dir = join(runner.paths.workDir, "uploads");
       await mkdir(dir, { recursive: true, mode: 0o700 });

@@ -52,14 +52,14 @@ export function audioRoutes(deps: BotRouteDeps): void {
   mountRoute(target, {
     ...common,
     method: "post",
-    path: "/audio/:sessionId/play",
+    path: "/audio/:session_id/play",
     summary: "Play a file from MEDIA_DIR into the meeting (a new play replaces the current one)",
     security: "botToken",
     before: [auth],
     body: playBody,
     responses: { 200: { description: "playing", schema: playingSchema }, 400: { description: "path outside MEDIA_DIR, or not audio" }, ...refusals, 422: { description: "invalid body" } },
     handler: async ({ params, body, res }) => {
-      const id = params.sessionId ?? "";
+      const id = params.session_id ?? "";
       const runner = await audioSession(deps, id);
       const path = await resolveMediaPath(config.bot.MEDIA_DIR, body.path);
       const result = await callWorker(runner, "play", { path, loop: body.loop, volume: body.volume, unmute: body.unmute, deleteAfter: false });
@@ -70,7 +70,7 @@ export function audioRoutes(deps: BotRouteDeps): void {
   mountRoute(target, {
     ...common,
     method: "post",
-    path: "/audio/:sessionId/play/upload",
+    path: "/audio/:session_id/play/upload",
     summary: `Play an uploaded file (multipart field "${UPLOAD_FIELD}"); it is deleted once it finished playing`,
     security: "botToken",
     before: [auth, uploadMiddleware(deps)],
@@ -78,7 +78,7 @@ export function audioRoutes(deps: BotRouteDeps): void {
     bodyContentType: "multipart/form-data",
     responses: { 200: { description: "playing", schema: playingSchema }, 400: { description: "not audio" }, ...refusals, 413: { description: "larger than MAX_UPLOAD_MB" }, 422: { description: "no file" } },
     handler: async ({ params, body, req, res }) => {
-      const id = params.sessionId ?? "";
+      const id = params.session_id ?? "";
       const runner = uploadRunner(res.locals);
       const file = req.file;
       if (!runner) throw new AppError("internal");
@@ -91,14 +91,14 @@ export function audioRoutes(deps: BotRouteDeps): void {
   mountRoute(target, {
     ...common,
     method: "post",
-    path: "/audio/:sessionId/stop",
+    path: "/audio/:session_id/stop",
     summary: "Stop playback; with mute_after=true the bot is muted afterwards",
     security: "botToken",
     before: [auth],
     query: stopQuery,
     responses: { 200: { description: "stopped", schema: stoppedSchema }, ...refusals, 422: { description: "invalid query" } },
     handler: async ({ params, query, res }) => {
-      const id = params.sessionId ?? "";
+      const id = params.session_id ?? "";
       const runner = await audioSession(deps, id);
       const result = (await callWorker(runner, "stop", { muteAfter: query.mute_after })) as { muted?: boolean } | undefined;
       res.json({ session_id: id, status: "stopped", muted: result?.muted === true });
@@ -108,14 +108,14 @@ export function audioRoutes(deps: BotRouteDeps): void {
   mountRoute(target, {
     ...common,
     method: "post",
-    path: "/audio/:sessionId/stream",
+    path: "/audio/:session_id/stream",
     summary: "Open a live stream: PUT audio to the returned ingest_url (one stream per session)",
     security: "botToken",
     before: [auth],
     body: streamBody,
     responses: { 200: { description: "the ingest URL and its token", schema: streamSchema }, ...refusals, 422: { description: "unknown format" } },
     handler: async ({ params, body, req, res }) => {
-      const id = params.sessionId ?? "";
+      const id = params.session_id ?? "";
       const runner = await audioSession(deps, id);
       if (!streams.reserve(id)) throw fail.conflict("A stream is already open for this session.");
       let token: string;
@@ -136,12 +136,12 @@ export function audioRoutes(deps: BotRouteDeps): void {
   mountRoute(target, {
     ...common,
     method: "put",
-    path: "/audio/:sessionId/ingest/:token",
+    path: "/audio/:session_id/ingest/:token",
     summary: "Push audio (chunked) into the open stream; the token in the path is the credential",
     bodyContentType: "application/octet-stream",
     responses: { 200: { description: "the body ended", schema: ingestSchema }, 404: { description: "unknown session, or unknown or closed token" }, 409: refusals[409] },
     handler: async ({ params, req, res }) => {
-      const id = params.sessionId ?? "";
+      const id = params.session_id ?? "";
       const closed = () => new AppError("not_found", { message: "Unknown or closed stream." });
       if (!(await repo.find(id))) throw new AppError("not_found", { message: "Session not found." });
       if (!config.bot.MIC_PLAYBACK_ENABLED) throw fail.conflict("Microphone playback is disabled (MIC_PLAYBACK_ENABLED is off).");
@@ -175,19 +175,21 @@ export function audioRoutes(deps: BotRouteDeps): void {
   mountRoute(target, {
     ...common,
     method: "delete",
-    path: "/audio/:sessionId/stream",
+    path: "/audio/:session_id/stream",
     summary: "Close the live stream: its ingest URL stops working and an ongoing push is ended",
     security: "botToken",
     before: [auth],
     responses: { 200: { description: "closed (also when none was open)", schema: closedSchema }, ...refusals },
     handler: async ({ params, res }) => {
-      const id = params.sessionId ?? "";
+      const id = params.session_id ?? "";
       if (!(await repo.find(id))) throw new AppError("not_found", { message: "Session not found." });
       if (!config.bot.MIC_PLAYBACK_ENABLED) throw fail.conflict("Microphone playback is disabled (MIC_PLAYBACK_ENABLED is off).");
       // The URL dies first, whatever the worker's state: a closed stream must never accept bytes.
       streams.close(id);
-      const runner = await audioSession(deps, id).catch(() => null);
-      if (runner) await callWorker(runner, "stream_close", {});
+      // decisions.md: an audio request the session cannot take now (not in the call) is 409,
+      // closing included; the token is already dead either way.
+      const runner = await audioSession(deps, id);
+      await callWorker(runner, "stream_close", {});
       res.json({ session_id: id, status: "closed" });
     },
   });

@@ -27,7 +27,7 @@ function stopBody(view: SessionView, message: string): z.infer<typeof stopRespon
 export function sessionRoutes({ target, repo, supervisor, auth, now }: BotRouteDeps): void {
   mountRoute(target, {
     method: "get",
-    path: "/status/:sessionId",
+    path: "/status/:session_id",
     family: "bot",
     tag: "bot",
     summary: "A session's status and outcome",
@@ -35,7 +35,7 @@ export function sessionRoutes({ target, repo, supervisor, auth, now }: BotRouteD
     before: [auth],
     responses: { 200: { description: "the session", schema: sessionSchema }, 401: { description: "missing or wrong token" }, 404: { description: "unknown session" } },
     handler: async ({ params, res }) => {
-      const row = await repo.find(params.sessionId ?? "");
+      const row = await repo.find(params.session_id ?? "");
       if (!row) throw notFound();
       res.json(sessionView(row, now()));
     },
@@ -43,7 +43,7 @@ export function sessionRoutes({ target, repo, supervisor, auth, now }: BotRouteD
 
   mountRoute(target, {
     method: "post",
-    path: "/stop/:sessionId",
+    path: "/stop/:session_id",
     family: "bot",
     tag: "bot",
     summary: "Make the bot leave and store the recording now",
@@ -55,7 +55,7 @@ export function sessionRoutes({ target, repo, supervisor, auth, now }: BotRouteD
       404: { description: "unknown session" },
     },
     handler: async ({ params, res }) => {
-      const id = params.sessionId ?? "";
+      const id = params.session_id ?? "";
       const row = await repo.find(id);
       if (!row) throw notFound();
       if (isFinal(row.status)) return void res.json(stopBody(sessionView(row, now()), "The session has already finished."));
