@@ -56,12 +56,19 @@ export async function openDatabase(url: string, logger: Logger, options: { migra
     const db = new SqliteClient({ adapter });
     await db.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
     await db.$queryRawUnsafe("PRAGMA foreign_keys = ON");
+    const driver = adapter.driver();
+    const { startCheckpointer } = await import("./sqlite-checkpointer.ts");
+    // An in-memory database has no WAL to checkpoint.
+    const checkpointer = file === ":memory:" ? undefined : startCheckpointer(file, driver.connection(), logger);
     return {
       db,
       provider: "sqlite",
-      driver: adapter.driver(),
+      driver,
       ping: async () => void (await db.$queryRawUnsafe("SELECT 1")),
-      close: () => db.$disconnect(),
+      close: async () => {
+        await checkpointer?.stop();
+        await db.$disconnect();
+      },
     };
   }
   if (migrate) await migratePostgres(url, logger);
