@@ -60,6 +60,20 @@ for (const provider of providers()) {
       for (const token of ["", "made-up", "x".repeat(600)]) assert.equal((await redeem(token)).status, 401);
     });
 
+    test("a malformed verify body is the collapsed 401, and the link it carried still works", async () => {
+      await app.register("kit", "kit@example.com");
+      const count = app.of("magicLink").length;
+      await ask("kit@example.com");
+      const message = await app.next("magicLink", count);
+      const malformed: unknown[] = [{ token: 12345 }, { token: message.token, deviceToken: 5 }, { token: [message.token] }, [], {}];
+      for (const body of malformed) {
+        const r = await app.request("POST", "/auth/magic-link/verify", { body });
+        assert.equal(r.status, 401, `${JSON.stringify(body)}: ${r.text}`);
+        assert.deepEqual(r.body, { error: "invalid_grant", error_description: "The credentials were not accepted." });
+      }
+      assert.equal((await redeem(message.token)).status, 200, "refused unread: the link was not spent");
+    });
+
     test("an expired link is refused; a newer link retires the older one", async () => {
       await app.register("ned", "ned@example.com");
       let count = app.of("magicLink").length;

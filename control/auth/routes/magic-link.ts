@@ -18,11 +18,17 @@ import { noStore } from "./no-store.ts";
 /** "204 always" (decisions.md): a missing or ill-typed `email` is answered like an unknown address. */
 const requestBody = z.object({ email: z.string().optional().catch(undefined) }).catch({});
 
-/** Malformed input is the same 401 as a used link: nothing to correct on an anonymous sign-in. */
-const verifyBody = z.object({
-  token: z.string().default(""),
-  deviceToken: z.string().nullish(),
-});
+/**
+ * Malformed input (`{token: 5}`, an ill-typed `deviceToken`, `[]`, `null`) is the same 401 as a
+ * used link, unread: the spec lists only 200 and 401, and there is nothing to correct on an
+ * anonymous sign-in. The empty token stands for "malformed" and is refused by the handler.
+ */
+const verifyBody = z
+  .object({
+    token: z.string().default(""),
+    deviceToken: z.string().nullish(),
+  })
+  .catch({ token: "", deviceToken: undefined });
 
 const TOKEN_MAX = 512;
 
