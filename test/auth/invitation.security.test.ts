@@ -37,11 +37,15 @@ for (const provider of providers()) {
       assert.equal((await app.login("invited@example.com", PASSWORD)).status, 401, "the squatter no longer signs in by the address");
     });
 
-    test("an address held verified elsewhere cannot be invited", async () => {
+    test("an address held verified elsewhere cannot be invited: 400 {errors} (the endpoint's answers are 201, 400, 403, 502)", async () => {
       const { pair } = await app.register("holder", "holder@example.com");
       assert.equal((await app.request("POST", "/auth/email", { token: pair.access_token, body: { newEmail: "holder@example.com", currentPassword: PASSWORD } })).status, 204);
       assert.equal((await app.request("POST", "/auth/email/verify", { body: { token: app.of("emailVerification").at(-1)?.token } })).status, 204);
-      assert.equal((await app.request("POST", "/auth/invitations", { token: admin, body: { email: "holder@example.com" } })).status, 409);
+      const before = await app.db.user.count();
+      const r = await app.request("POST", "/auth/invitations", { token: admin, body: { email: "Holder@Example.com" } });
+      assert.equal(r.status, 400, r.text);
+      assert.deepEqual(r.body, { errors: ["Another account already uses this email address."] });
+      assert.equal(await app.db.user.count(), before, "no reservation made");
     });
 
     test("concurrent completions of one link create exactly one account", async () => {

@@ -10,8 +10,6 @@ import type { Tx } from "../single-use/index.ts";
 
 export { normaliseEmail };
 
-const TAKEN = "Another account already uses this email address.";
-
 /**
  * Serialises every claim of one address: an upsert of a per-address row (a native
  * `INSERT ... ON CONFLICT DO UPDATE` on both providers) holds its row lock until the transaction
@@ -25,15 +23,23 @@ export async function lockAddress(tx: Tx, normalizedEmail: string, now: Date): P
   await tx.mailCooldown.upsert({ where: { key }, create: { key, lastAt: now }, update: { lastAt: now } });
 }
 
-/** 409 when another local account holds the address verified or as its (legacy) user name. */
-export async function assertAddressFree(tx: Tx, userId: string, normalizedEmail: string): Promise<void> {
+/** The public sentence for an address another account holds (409 or 400, as the endpoint answers). */
+export const ADDRESS_TAKEN = "Another account already uses this email address.";
+
+/** Whether another local account holds the address verified or as its (legacy) user name. */
+export async function addressHeldElsewhere(tx: Tx, userId: string, normalizedEmail: string): Promise<boolean> {
   const verified = await tx.passwordCredential.findFirst({
     where: { normalizedEmail, emailConfirmedAt: { not: null }, userId: { not: userId } },
     select: { userId: true },
   });
-  if (verified) throw fail.conflict(TAKEN);
+  if (verified) return true;
   const legacy = await tx.passwordCredential.findFirst({ where: { normalizedUserName: normalizedEmail, userId: { not: userId } }, select: { userId: true } });
-  if (legacy) throw fail.conflict(TAKEN);
+  return legacy !== null;
+}
+
+/** 409 when another local account holds the address verified or as its (legacy) user name. */
+export async function assertAddressFree(tx: Tx, userId: string, normalizedEmail: string): Promise<void> {
+  if (await addressHeldElsewhere(tx, userId, normalizedEmail)) throw fail.conflict(ADDRESS_TAKEN);
 }
 
 /**

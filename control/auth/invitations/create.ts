@@ -6,13 +6,15 @@
  * half-made account lingers) and the answer is 502; a reservation that existed before stays, with
  * every link retired (the one just made reached nobody).
  *
- * An address another local account holds verified is refused (409): completing the invitation
- * would prove it a second time and leave two accounts holding one proven address.
+ * An address another local account holds verified is refused: completing the invitation would
+ * prove it a second time and leave two accounts holding one proven address. The refusal is 400
+ * (input the admin can correct), because login-service.md lists 201, 400, 403 and 502 for this
+ * endpoint and keeps 409 for the self-service address endpoints and taken user names.
  */
 import { randomUUID } from "node:crypto";
-import { AppError } from "../../http/errors.ts";
+import { AppError, fail } from "../../http/errors.ts";
 import type { AuthContext } from "../context.ts";
-import { assertAddressFree, lockAddress, normaliseEmail } from "../email/address.ts";
+import { ADDRESS_TAKEN, addressHeldElsewhere, lockAddress, normaliseEmail } from "../email/address.ts";
 import { buildLink } from "../hooks/index.ts";
 import { deliver, DeliveryFailed, issueSingleUseToken, requireHook, retireTokens } from "../single-use/index.ts";
 import { findOpenInvitation, INVITATION } from "./open.ts";
@@ -29,7 +31,7 @@ export async function createInvitation(ctx: AuthContext, email: string): Promise
   const issued = await ctx.db.$transaction(async (tx) => {
     // Two admins inviting one address at once must end with one reservation, not two.
     await lockAddress(tx, normalized, now);
-    await assertAddressFree(tx, "", normalized);
+    if (await addressHeldElsewhere(tx, "", normalized)) throw fail.badRequest(ADDRESS_TAKEN);
     const existing = await findOpenInvitation(tx, normalized);
     const userId = existing?.id ?? randomUUID();
     if (!existing) await tx.user.create({ data: { id: userId, securityStamp: randomUUID(), reserved: true, email } });

@@ -40,9 +40,8 @@ export function invitationRoutes({ ctx, target }: AuthRouteDeps): void {
       before: admin,
       responses: {
         201: { description: "Invitation open", schema: invitationSchema },
-        400: { description: "Input to correct (`errors`)" },
+        400: { description: "Input to correct (`errors`), also an address another account holds verified" },
         403: { description: "Not an administrator" },
-        409: { description: "Another account holds the address verified" },
         502: { description: "The hook failed (a new reservation is rolled back)" },
       },
       handler: async ({ res, body }) => {
