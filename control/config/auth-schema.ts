@@ -117,13 +117,34 @@ export const oidcSchema = z
   })
   .strict();
 
+const HOOK_KINDS = ["password-reset", "email-verification", "magic-link", "admin-password-issued", "invitation"] as const;
+
+/**
+ * `Mail:Hooks`: which hooks the transport registers, named by their `kind` (`magic-link`) or by
+ * their hook name (`magicLink`), in any case. An entry naming no hook stops startup: silently
+ * skipping a misspelt one would leave its endpoints unmapped (404) with nothing in the log.
+ */
+const hookKinds = list([...HOOK_KINDS]).transform((entries, ctx) => {
+  const squash = (v: string) => v.toLowerCase().replace(/[-_\s]/g, "");
+  const kinds = new Set<(typeof HOOK_KINDS)[number]>();
+  for (const entry of entries) {
+    const kind = HOOK_KINDS.find((k) => squash(k) === squash(entry));
+    if (kind === undefined) {
+      ctx.addIssue({ code: "custom", message: `expected hooks among ${HOOK_KINDS.join(", ")}, got "${entry}"` });
+      return z.NEVER;
+    }
+    kinds.add(kind);
+  }
+  return [...kinds];
+});
+
 export const mailSchema = z
   .object({
     Transport: oneOf(["none", "smtp", "file"] as const, "none"),
     From: textDefault("no-reply@localhost"),
     Smtp: z.object({ Url: text() }).strict().prefault({}),
     File: z.object({ Directory: textDefault("./data/mail") }).strict().prefault({}),
-    Hooks: list(["password-reset", "email-verification", "magic-link", "admin-password-issued", "invitation"]),
+    Hooks: hookKinds,
   })
   .strict();
 

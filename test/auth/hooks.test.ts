@@ -84,6 +84,17 @@ describe("smtp transport", () => {
     const hooks = await resolveHooks(config, {}, captureLogs().logger);
     assert.deepEqual(Object.keys(hooks).sort(), ["invitation", "passwordReset"]);
   });
+
+  test("Mail:Hooks takes hook names as well as kinds, in any case; an unknown entry stops startup", async () => {
+    for (const Hooks of [["passwordReset", "MagicLink"], "Password-Reset, magic_link", ["password-reset", "magicLink", "magic-link"]]) {
+      const hooks = await resolveHooks(configOf({ Mail: { Transport: "smtp", Smtp: { Url: smtp.url }, Hooks } }), {}, captureLogs().logger);
+      assert.deepEqual(Object.keys(hooks).sort(), ["magicLink", "passwordReset"], JSON.stringify(Hooks));
+    }
+    assert.throws(
+      () => configOf({ Mail: { Transport: "smtp", Smtp: { Url: smtp.url }, Hooks: ["password-reset", "magic-links"] } }),
+      (e: unknown) => e instanceof ConfigError && e.key === "Mail:Hooks" && e.message.includes("magic-links"),
+    );
+  });
 });
 
 describe("file transport", () => {
