@@ -9,6 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { createLogger } from "../../shared/log/logger.ts";
 import { classify, joinMeeting, probePage, waitForAdmission } from "../../worker/teams/index.ts";
+import { turnOff } from "../../worker/teams/prejoin.ts";
 import { CHROMIUM_ARGS } from "./harness.ts";
 
 const logger = createLogger({ level: process.env.LOG_LEVEL ?? "silent" });
@@ -53,6 +54,20 @@ describe("teams-dom.md variants", { timeout: 60_000 }, () => {
   test("roster rows outside a tree still count (§11)", async (t) => {
     const page = await pageWith(t, '<div data-cid="roster-participant" aria-label="Recorder">Recorder</div><div data-cid="roster-participant" aria-label="Ann">Ann</div>');
     assert.equal((await probePage(page)).rosterRows, 2);
+  });
+
+  test("pre-join switches as a native checkbox and a checked=\"true\" switch are turned off (§4)", async (t) => {
+    // A clicked checkbox keeps its `checked` attribute: reading the attribute would see it still
+    // on, click it back on, and never press "Join now".
+    const page = await pageWith(t, `
+      <label><input type="checkbox" data-tid="toggle-video" checked> Camera</label>
+      <div role="switch" data-tid="toggle-mute" checked="true" onclick="this.setAttribute('checked', this.getAttribute('checked') === 'true' ? 'false' : 'true')">Mic</div>`);
+    assert.equal(await turnOff(page, "camera", logger), true);
+    assert.equal(await turnOff(page, "mic", logger), true);
+    assert.equal(await page.locator('[data-tid="toggle-video"]').isChecked(), false);
+    assert.equal(await page.locator('[data-tid="toggle-mute"]').getAttribute("checked"), "false");
+    assert.equal(await turnOff(page, "camera", logger), true, "an already-off checkbox is left alone");
+    assert.equal(await page.locator('[data-tid="toggle-video"]').isChecked(), false);
   });
 
   test("icon-only launcher, permission hint without a button: the join still reaches the lobby", async (t) => {

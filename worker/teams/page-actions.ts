@@ -50,6 +50,12 @@ export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number
 export async function switchState(locator: Locator): Promise<boolean | null> {
   const aria = await locator.getAttribute("aria-checked", { timeout: 1000 }).catch(() => null);
   if (aria === "true" || aria === "false") return aria === "true";
+  // A native checkbox keeps its `checked` attribute at the initial state whatever is clicked
+  // (teams-dom.md §4 "checked"): only the live property says whether it is on now.
+  const native = await locator
+    .evaluate((e) => e instanceof HTMLInputElement && (e.type === "checkbox" || e.type === "radio"), undefined, { timeout: 1000 })
+    .catch(() => false);
+  if (native) return locator.isChecked({ timeout: 1000 }).catch(() => null);
   const checked = await locator.getAttribute("checked", { timeout: 1000 }).catch(() => null);
   if (checked !== null) return checked !== "false";
   return locator.isChecked({ timeout: 1000 }).catch(() => null);
