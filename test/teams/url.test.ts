@@ -51,6 +51,19 @@ test("host:port entries allow exactly that port; plain entries only the default 
   ok("https://TEAMS.microsoft.com/meet/1?p=2");
 });
 
+test("an entry naming the scheme's default port is the plain host; IPv6 entries keep their brackets", () => {
+  ok("https://teams.microsoft.com/meet/1?p=2", ["teams.microsoft.com:443"]);
+  ok("https://teams.microsoft.com:443/meet/1?p=2", ["teams.microsoft.com"]);
+  ok("http://127.0.0.1/meet/1?p=2", ["127.0.0.1:80"]);
+  refused("http://127.0.0.1:8080/meet/1?p=2", /not allowed/, ["127.0.0.1:80"]);
+  ok("http://[::1]:4567/meet/1?p=2", ["[::1]:4567"]);
+  refused("http://[::1]:4568/meet/1?p=2", /not allowed/, ["[::1]:4567"]);
+});
+
+test("a meetup-join link cut after the conversation id is still a meeting link", () => {
+  ok("https://teams.microsoft.com/l/meetup-join/19%3ameeting_abc%40thread.v2");
+});
+
 test("refused: other schemes, other hosts, look-alike hosts, credentials, not a meeting, garbage", () => {
   refused("javascript:alert(1)", /http/);
   refused("file:///etc/passwd", /http/);

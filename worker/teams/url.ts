@@ -14,11 +14,16 @@ const MEETUP_JOIN_PARAMS: ReadonlyArray<[string, string]> = [
 ];
 
 function hostAllowed(url: URL, allowedHosts: string[]): boolean {
-  const host = url.host.toLowerCase();
+  const defaultPort = url.protocol === "https:" ? "443" : "80";
+  const host = url.hostname.toLowerCase();
+  const port = url.port || defaultPort;
   return allowedHosts.some((raw) => {
     const entry = raw.trim().toLowerCase();
-    // An entry without a port allows only the scheme's default port (URL.host omits it then).
-    return entry !== "" && entry === host;
+    if (entry === "") return false;
+    // An entry without a port allows only the scheme's default port; one naming the default port
+    // (`teams.microsoft.com:443`) is the same entry. `[::1]:8000` keeps its brackets in both.
+    const m = /^(.*):(\d+)$/.exec(entry);
+    return (m ? m[1] : entry) === host && (m ? String(Number(m[2])) : defaultPort) === port;
   });
 }
 
@@ -26,7 +31,8 @@ type LinkForm = "meetup-join" | "meet" | "v2";
 
 function linkForm(url: URL): LinkForm | null {
   const path = url.pathname;
-  if (/^\/l\/meetup-join\/[^/]+\/[^/]+/.test(path)) return "meetup-join";
+  // `{conv}/{msg}` in every real invitation; a link cut after `{conv}` still names the meeting.
+  if (/^\/l\/meetup-join\/[^/]+/.test(path)) return "meetup-join";
   if (/^\/meet\/[^/]+\/?$/.test(path)) return "meet";
   // The v2 client keeps the meeting in the fragment: `/v2/?meetingjoin=true#/meet/{id}?p=...`,
   // and the older `/_#/l/meetup-join/...` does the same.
