@@ -13,11 +13,15 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, part:
   if (result.success) return result.data;
   if (family === "bot") {
     throw new AppError("validation_failed", {
-      items: result.error.issues.map((issue) => ({
-        loc: [part, ...issue.path.map((p) => (typeof p === "number" ? p : String(p)))],
-        msg: issue.message,
-        type: botIssueType(issue, valueAt(value, issue.path)),
-      })),
+      items: result.error.issues.map((issue) => {
+        const type = botIssueType(issue, valueAt(value, issue.path));
+        return {
+          loc: [part, ...issue.path.map((p) => (typeof p === "number" ? p : String(p)))],
+          // pydantic's wording for an absent field, which clients of such APIs look for.
+          msg: type === "missing" ? "Field required" : issue.message,
+          type,
+        };
+      }),
     });
   }
   throw new AppError("bad_request", { errors: result.error.issues.map((issue) => authMessage(issue, valueAt(value, issue.path))) });

@@ -44,6 +44,8 @@ describe("bot API conformance", { timeout: 120_000 }, () => {
     const none = await app.request("POST", "/join", { token: TOKEN });
     assert.equal(none.status, 422);
     assert.equal((none.body as { detail: Detail }).detail[0]?.type, "missing", "an empty body misses the required fields");
+    const missing = await app.request("POST", "/join", { token: TOKEN, body: { display_name: "x" } });
+    assert.deepEqual((missing.body as { detail: Detail }).detail, [{ loc: ["body", "meeting_url"], msg: "Field required", type: "missing" }]);
   });
 
   test("meeting_url is echoed as sent (case, meetup-join context) on join, status and list", async (t) => {
