@@ -6,7 +6,7 @@ import { z } from "zod";
 
 export interface DocumentedRoute {
   method: "get" | "post" | "put" | "delete";
-  /** Full path in Express notation (`/status/:sessionId`). */
+  /** Full path in Express notation (`/status/:session_id`). */
   path: string;
   summary: string;
   tag: string;
