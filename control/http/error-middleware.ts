@@ -15,9 +15,13 @@ function mountedPrefix(prefix: string): string {
   return trimmed === "" || trimmed.startsWith("/") ? trimmed : `/${trimmed}`;
 }
 
+/**
+ * Express routes without regard to case (`/AUTH/login` reaches the auth router), so the family is
+ * decided the same way: otherwise such a request would be answered by auth code in the bot shape.
+ */
 export function errorFamily(req: Request, authPrefix: string): ErrorFamily {
-  const path = req.originalUrl.split("?")[0] ?? "";
-  const prefix = mountedPrefix(authPrefix);
+  const path = (req.originalUrl.split("?")[0] ?? "").toLowerCase();
+  const prefix = mountedPrefix(authPrefix).toLowerCase();
   return path === prefix || path.startsWith(`${prefix}/`) ? "auth" : "bot";
 }
 

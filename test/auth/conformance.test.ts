@@ -106,6 +106,19 @@ for (const provider of providers()) {
       assert.equal(extra.status, 200);
     });
 
+    test("a path written in another case reaches the auth routes and keeps the auth bodies", async () => {
+      // Express routes without regard to case; the error shape must follow the same rule.
+      const refused = await app.request("POST", "/AUTH/login", { body: { identifier: "nobody", password: PASSWORD } });
+      assert.equal(refused.status, 401);
+      assert.deepEqual(refused.body, INVALID_GRANT);
+      const anonymous = await app.request("GET", "/Auth/Sessions");
+      assert.equal(anonymous.status, 401);
+      assert.equal((anonymous.body as { error: string }).error, "invalid_token");
+      const unknown = await app.request("GET", "/AUTH/no-such-route");
+      assert.equal(unknown.status, 404);
+      assert.equal((unknown.body as { error: string }).error, "not_found");
+    });
+
     test("login with an empty identifier or password is the collapsed 401, not a 400", async () => {
       await app.register("blank", "blank@example.com");
       for (const body of [{ identifier: "blank", password: "" }, { identifier: "", password: PASSWORD }, { identifier: "", password: "" }]) {
