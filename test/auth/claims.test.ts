@@ -42,6 +42,7 @@ for (const provider of providers()) {
       assert.equal(claims.aud, "recorder-ui", "audience defaults to Oidc:ClientId");
       assert.equal(claims.sub, userId);
       assert.equal(claims.preferred_username, "Claire");
+      assert.equal(claims.name, "Claire", "no display name: the user name");
       assert.equal(claims.email, undefined, "an unverified address is not a claim");
       assert.deepEqual(claims.amr, ["pwd"]);
       assert.equal(claims.toa_sid, family.id);

@@ -79,7 +79,9 @@ export function claimsFor(ctx: AuthContext, session: SessionFacts, profile: Clai
   const claims: JWTPayload = {
     sub: profile.id,
     preferred_username: credential?.userName ?? profile.externalHandle ?? undefined,
-    name: profile.name ?? undefined,
+    // The claims table lists `name` without a condition (unlike `email`): an account with no
+    // display name from a provider is named by its handle, as ASP.NET Identity's Name claim is.
+    name: profile.name ?? credential?.userName ?? profile.externalHandle ?? undefined,
     // Only a proven address: an unverified one may be somebody else's (Account rule 2).
     email: credential?.email && credential.emailConfirmedAt ? credential.email : undefined,
     amr: parseAmr(session.amr),
