@@ -33,18 +33,37 @@ export function readConfigFile(path: string): RawTree {
   try {
     const parsed: unknown = JSON.parse(text);
     if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("the top level is not an object");
-    return parsed as RawTree;
+    return expandPathKeys(parsed as RawTree);
   } catch (cause) {
     throw new ConfigError("CONFIG_FILE", `${path} is not valid JSON (${(cause as Error).message})`);
   }
 }
 
-/** Environment variables of the sections, as a tree: `LocalLogin__RateLimit__Window` → path. */
+/**
+ * A key written as a path (`"LocalLogin:SigningKey": "..."`), which .NET's JSON configuration
+ * reads like the nested form, becomes the nested form; both spellings of one file merge.
+ */
+export function expandPathKeys(tree: RawTree): RawTree {
+  let out: RawTree = {};
+  for (const [key, raw] of Object.entries(tree)) {
+    const value = isTree(raw) ? expandPathKeys(raw) : raw;
+    const nested: RawTree = {};
+    setPath(nested, key.split(":"), value);
+    out = merge(out, nested);
+  }
+  return out;
+}
+
+/**
+ * Environment variables of the sections, as a tree: `LocalLogin__RateLimit__Window` → path. A
+ * name written with `:` (`LocalLogin:SigningKey`, possible with env(1) and in container specs)
+ * is read the same way, as .NET does.
+ */
 export function sectionEnv(env: NodeJS.ProcessEnv): RawTree {
   const tree: RawTree = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || !name.includes("__")) continue;
-    const parts = name.split("__");
+    if (value === undefined || !/__|:/.test(name)) continue;
+    const parts = name.split(/__|:/);
     const section = SECTIONS.find((s) => s.toLowerCase() === parts[0]?.toLowerCase());
     if (!section) continue;
     setPath(tree, [section, ...parts.slice(1)], value);

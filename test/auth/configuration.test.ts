@@ -1,0 +1,81 @@
+/**
+ * Configuration of the identity service as an operator writes it (decisions.md "Configuration"):
+ * environment variables with `__` (or `:`, as .NET reads them), a CONFIG_FILE with nested
+ * objects or `Section:Key` path keys, and the real process refusing a bad configuration with one
+ * line naming the key and exit code 78.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { loadConfig } from "../../control/config/index.ts";
+
+const KEY = Buffer.alloc(32, 3).toString("base64");
+
+function configFile(content: unknown): string {
+  const file = join(mkdtempSync(join(tmpdir(), "toa-auth-cfg-")), "config.json");
+  writeFileSync(file, JSON.stringify(content));
+  return file;
+}
+
+describe("configuration sources", () => {
+  it("CONFIG_FILE keys written as paths (`LocalLogin:SigningKey`) read like nested objects", () => {
+    const file = configFile({
+      "LocalLogin:SigningKey": KEY,
+      "LocalLogin:RateLimit:PermitLimit": 4,
+      LocalLogin: { MaxFailedAttempts: 7, "RateLimit:Window": "00:02:00" },
+      "LocalLogin:RateLimit:Nat64Prefixes:0": "2001:db8:64::/96",
+    });
+    const c = loadConfig({ CONFIG_FILE: file });
+    assert.equal(c.LocalLogin.SigningKey, KEY);
+    assert.equal(c.LocalLogin.MaxFailedAttempts, 7);
+    assert.equal(c.LocalLogin.RateLimit.PermitLimit, 4);
+    assert.equal(c.LocalLogin.RateLimit.Window, 120_000);
+    assert.deepEqual(c.LocalLogin.RateLimit.Nat64Prefixes, ["2001:db8:64::/96"]);
+  });
+
+  it("environment names with `:` read like `__`; the environment wins over the file", () => {
+    const file = configFile({ LocalLogin: { SigningKey: KEY, AccessTokenLifetime: "00:10:00" } });
+    const c = loadConfig({ CONFIG_FILE: file, "LocalLogin:AccessTokenLifetime": "00:05:00", LocalLogin__RateLimit__Nat64Prefixes__0: "64:ff9c::/96" });
+    assert.equal(c.LocalLogin.AccessTokenLifetime, 300_000);
+    assert.deepEqual(c.LocalLogin.RateLimit.Nat64Prefixes, ["64:ff9c::/96"]);
+    assert.equal(loadConfig({ "LocalLogin:SigningKey": KEY }).LocalLogin.SigningKey, KEY);
+  });
+});
+
+/** Runs control/main.ts with exactly `env` (plus PATH) until it exits. */
+function runMain(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const dir = mkdtempSync(join(tmpdir(), "toa-auth-main-"));
+    const child = spawn(process.execPath, ["--import", "tsx", "control/main.ts"], {
+      env: { PATH: process.env.PATH ?? "", PORT: "0", HOST: "127.0.0.1", DATABASE_URL: `file:${join(dir, "app.db")}`, RECORDINGS_DIR: join(dir, "rec"), LOG_LEVEL: "warn", ...env },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+describe("the process refuses a bad configuration: exit 78, one line naming the key", () => {
+  for (const [name, env, key] of [
+    ["no signing key", {}, "LocalLogin:SigningKey"],
+    ["a bad duration in a `:` environment name", { "LocalLogin:SigningKey": KEY, "LocalLogin:AccessTokenLifetime": "15m" }, "LocalLogin:AccessTokenLifetime"],
+    ["no password-reset hook", { LocalLogin__SigningKey: KEY }, "Mail:Transport"],
+  ] as const) {
+    it(name, async () => {
+      const { code, stderr } = await runMain(env);
+      assert.equal(code, 78, stderr);
+      const lines = stderr.trim().split("\n");
+      assert.equal(lines.length, 1, stderr);
+      assert.ok(lines[0]?.includes(key), lines[0]);
+    });
+  }
+});
