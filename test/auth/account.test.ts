@@ -35,6 +35,18 @@ for (const provider of providers()) {
       assert.equal(bad.status, 400);
     });
 
+    test("any address of the shape local@domain is accepted; the spec lists no other address rule", async () => {
+      for (const [i, email] of ["ops@localhost", "a@b.c", "名前@example.jp", "first.last+tag@sub.example.org"].entries()) {
+        const r = await reg(`shape${i}`, email);
+        assert.equal(r.status, 201, `${email}: ${r.text}`);
+      }
+      for (const email of ["", "no-at-sign", "two@@example.com", "@example.com", "name@", "a b@example.com"]) {
+        const r = await reg("shapebad", email);
+        assert.equal(r.status, 400, email);
+        assert.ok(Array.isArray((r.body as { errors?: unknown }).errors), email);
+      }
+    });
+
     test("an address already typed by another account is held unproven by both", async () => {
       assert.equal((await reg("carol1", "carol@example.com")).status, 201);
       assert.equal((await reg("carol2", "Carol@Example.com")).status, 201);
