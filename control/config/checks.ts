@@ -3,6 +3,7 @@
  * that depend on registered hooks run when the app is composed (control/app/startup-checks.ts).
  * Every failure is one ConfigError line: the key and what to do.
  */
+import { webhookSecretProblem } from "../webhooks/deliver.ts";
 import { ConfigError } from "./error.ts";
 import type { Config } from "./schema.ts";
 
@@ -51,7 +52,29 @@ const links: ConfigCheck = (config) => {
   }
 };
 
-const CHECKS: ConfigCheck[] = [signingKey, trustedDevices, adminRole, smtp, links];
+/**
+ * A webhook target that is not an absolute http(s) URL, or a secret no receiver can verify with,
+ * would only show as warnings while every event of the next 24 hours goes to the dead-letter
+ * directory: refuse them at the start instead.
+ */
+const webhooks: ConfigCheck = (config) => {
+  const { WEBHOOK_URL, WEBHOOK_SECRET } = config.bot;
+  if (WEBHOOK_URL !== undefined) {
+    let protocol = "";
+    try {
+      protocol = new URL(WEBHOOK_URL.trim()).protocol;
+    } catch {
+      // reported below
+    }
+    if (protocol !== "http:" && protocol !== "https:") {
+      throw new ConfigError("WEBHOOK_URL", "must be an absolute http:// or https:// URL (e.g. https://example.com/hooks/recorder)");
+    }
+  }
+  const problem = WEBHOOK_SECRET === undefined ? null : webhookSecretProblem(WEBHOOK_SECRET);
+  if (problem !== null) throw new ConfigError("WEBHOOK_SECRET", problem);
+};
+
+const CHECKS: ConfigCheck[] = [signingKey, trustedDevices, adminRole, smtp, links, webhooks];
 
 export function runConfigChecks(config: Config): void {
   for (const check of CHECKS) check(config);

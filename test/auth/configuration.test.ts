@@ -10,7 +10,9 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { jwtVerify } from "jose";
 import { loadConfig } from "../../control/config/index.ts";
+import { loadSigningKeys } from "../../control/auth/tokens/keys.ts";
 
 const KEY = Buffer.alloc(32, 3).toString("base64");
 
@@ -42,6 +44,14 @@ describe("configuration sources", () => {
     assert.equal(c.LocalLogin.AccessTokenLifetime, 300_000);
     assert.deepEqual(c.LocalLogin.RateLimit.Nat64Prefixes, ["64:ff9c::/96"]);
     assert.equal(loadConfig({ "LocalLogin:SigningKey": KEY }).LocalLogin.SigningKey, KEY);
+  });
+
+  it("a signing key read from a file with its trailing newline is accepted and signs as the key itself", async () => {
+    assert.doesNotThrow(() => loadConfig({ LocalLogin__SigningKey: `${KEY}\n` }));
+    const config = loadConfig({ CONFIG_FILE: configFile({ LocalLogin: { SigningKey: `  ${KEY}\r\n` } }) });
+    const token = await (await loadSigningKeys(config)).sign({ sub: "u1" });
+    const { payload } = await jwtVerify(token, Buffer.from(KEY, "base64"), { algorithms: ["HS256"] });
+    assert.equal(payload.sub, "u1");
   });
 });
 
