@@ -8,17 +8,36 @@ export type AttemptOutcome = { ok: true; status: number } | { ok: false; status?
 const STANDARD_SECRET_PREFIX = "whsec_";
 
 /**
+ * Why a WEBHOOK_SECRET cannot sign, or null. A `whsec_` secret promises a base64 key: when the
+ * reference library cannot read it, no receiver verifying with `new Webhook(secret)` could either
+ * (it throws), so the start refuses it instead of signing with a key nobody shares.
+ */
+export function webhookSecretProblem(secret: string): string | null {
+  const trimmed = secret.trim();
+  if (!trimmed.startsWith(STANDARD_SECRET_PREFIX)) return null;
+  try {
+    new Webhook(trimmed);
+    return null;
+  } catch {
+    return `a secret starting with ${STANDARD_SECRET_PREFIX} must be followed by the base64 of the key (e.g. ${STANDARD_SECRET_PREFIX}$(openssl rand -base64 32))`;
+  }
+}
+
+/**
  * Builds a signer the way the Standard Webhooks reference library reads a secret: the part after
  * an optional `whsec_` prefix is the base64 of the key, so a receiver verifying with
  * `new Webhook(WEBHOOK_SECRET)` agrees with us for every secret that library accepts. Only a secret
- * it cannot read (not base64, e.g. `my-shared-secret`) is used as its raw UTF-8 bytes.
+ * it cannot read (not base64, e.g. `my-shared-secret`) is used as its raw UTF-8 bytes. Whitespace
+ * around a pasted secret is dropped: the library ignores a trailing newline but a leading space
+ * would otherwise turn a valid `whsec_` secret into raw bytes no receiver expects.
  */
 export function createSigner(secret: string): Webhook {
-  if (secret.startsWith(STANDARD_SECRET_PREFIX)) return new Webhook(secret);
+  const trimmed = secret.trim();
+  if (trimmed.startsWith(STANDARD_SECRET_PREFIX)) return new Webhook(trimmed);
   try {
-    return new Webhook(secret);
+    return new Webhook(trimmed);
   } catch {
-    return new Webhook(new Uint8Array(Buffer.from(secret, "utf8")), { format: "raw" });
+    return new Webhook(new Uint8Array(Buffer.from(trimmed, "utf8")), { format: "raw" });
   }
 }
 

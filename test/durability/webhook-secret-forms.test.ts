@@ -65,3 +65,9 @@ test("a secret that is not base64 signs with its UTF-8 bytes", async () => {
   const raw = new Webhook(new Uint8Array(Buffer.from(secret, "utf8")), { format: "raw" });
   assert.equal((raw.verify(delivered.body, delivered.headers as Record<string, string>) as { event: string }).event, "finished");
 });
+
+test("a whsec_ secret pasted with whitespace around it verifies against the secret itself", async () => {
+  const secret = `whsec_${randomBytes(24).toString("base64")}`;
+  const delivered = await deliverOnce(` ${secret}\n`);
+  assert.equal((verify(secret, delivered) as { event: string }).event, "finished");
+});
