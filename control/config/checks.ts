@@ -19,7 +19,10 @@ const signingKey: ConfigCheck = (config) => {
     );
   }
   if (ll.SigningKey !== undefined) {
-    const bytes = /^[A-Za-z0-9+/_-]+={0,2}$/.test(ll.SigningKey) ? Buffer.from(ll.SigningKey, "base64") : Buffer.alloc(0);
+    // Surrounding whitespace is a secret file's trailing newline, not part of the key; Node's
+    // base64 decoder (tokens/keys.ts) skips it too, so the key signed with is the one checked.
+    const key = ll.SigningKey.trim();
+    const bytes = /^[A-Za-z0-9+/_-]+={0,2}$/.test(key) ? Buffer.from(key, "base64") : Buffer.alloc(0);
     if (bytes.length < 32) {
       throw new ConfigError("LocalLogin:SigningKey", "must be base64 of at least 32 bytes (HS256 needs a 256-bit key); generate one with `openssl rand -base64 32`");
     }
