@@ -26,9 +26,17 @@ const PROBE_SCRIPT = `(args) => {
     const s = getComputedStyle(e);
     return r.width > 0 && r.height > 0 && s.visibility !== "hidden" && s.display !== "none";
   };
-  const body = document.body ? document.body.innerText : "";
-  const buttons = Array.from(document.querySelectorAll("button, [role=button], [role=menuitem]")).filter(visible)
-    .map((b) => (b.textContent || "").trim() + "\\n" + (b.getAttribute("aria-label") || ""));
+  // A marker element (a captcha image that has not loaded, an empty end screen or stage) may have
+  // no size of its own yet still be on screen: rendered is enough for a css signal.
+  const rendered = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== "hidden";
+  // No-break spaces and runs of blanks read as one space; in the page's text line breaks stay, so
+  // a text signal never matches across two separate blocks. An element's own text is one line.
+  const flat = (t) => (t || "").replace(/[^\\S\\n]+/g, " ");
+  const squash = (t) => (t || "").replace(/\\s+/g, " ").trim();
+  const body = flat(document.body ? document.body.innerText : "");
+  // Links too: a launcher written as a link styled as a button (teams-dom.md §1 names only texts).
+  const buttons = Array.from(document.querySelectorAll("button, a[href], [role=button], [role=link], [role=menuitem]")).filter(visible)
+    .map((b) => squash(b.textContent) + "\\n" + squash(b.getAttribute("aria-label")));
   const fired = {};
   for (const [screen, signals] of Object.entries(args.signals)) {
     for (const s of signals) {
@@ -36,7 +44,7 @@ const PROBE_SCRIPT = `(args) => {
       let name = "";
       if (s.css) {
         const re = s.text ? new RegExp(s.text, "i") : null;
-        hit = Array.from(document.querySelectorAll(s.css)).some((e) => visible(e) && (!re || re.test(e.textContent || "")));
+        hit = Array.from(document.querySelectorAll(s.css)).some((e) => rendered(e) && (!re || re.test(squash(e.textContent))));
         name = "css:" + s.css + (s.text ? " text:" + s.text : "");
       } else if (s.button) {
         const re = new RegExp(s.button, "im");

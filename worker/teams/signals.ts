@@ -92,7 +92,9 @@ export const SCREEN_SIGNALS: Record<ScreenName, Signal[]> = {
   ],
   launcher: [
     { css: 'button[data-tid="joinOnWeb"]' },
-    { button: "^(continue on this browser|join (meeting )?(from|on) this browser|join from browser)$" },
+    // Not anchored: an imitation may put a subtitle ("No download required") or an icon's title
+    // in the same button; only buttons and links are read, so a sentence elsewhere cannot fire.
+    { button: "continue on this browser|join (meeting )?(from|on) this browser|join from browser" },
   ],
 };
 
@@ -106,8 +108,10 @@ export const SCREEN_PRIORITY: readonly ScreenName[] = [
   "wrong_link",
   "cant_connect",
   "retry_screen",
-  "in_call",
+  // A lobby text says the bot is not admitted yet, whatever call controls the lobby page shows
+  // beside it (a Leave button, a toolbar): the lobby wins, or the bot would count as admitted.
   "lobby",
+  "in_call",
   "modal",
   "prejoin",
   "launcher",
@@ -122,6 +126,7 @@ export const SCREEN_ALIASES: Partial<Record<ScreenName, ScreenName>> = { retry_s
 export const ACTION_SELECTORS = {
   // §1: by data-tid, then each aria-label and text it lists; role=button also finds a link or div
   // styled as a button (its accessible name is the aria-label or the text).
+  // A link styled as a button counts too (the probe reads links for the launcher's texts).
   launcher: [
     'button[data-tid="joinOnWeb"]',
     'button[aria-label="Join meeting from this browser"]',
@@ -134,6 +139,10 @@ export const ACTION_SELECTORS = {
     'role=button[name="Continue on this browser"]',
     'role=button[name="Join on this browser"]',
     'role=button[name="Join from browser"]',
+    'a[href]:has-text("Continue on this browser")',
+    'a[href]:has-text("Join on this browser")',
+    'a[href]:has-text("Join from browser")',
+    'a[href]:has-text("Join meeting from this browser")',
   ],
   modalContinue: ['button:has-text("Continue without audio or video")', 'role=button[name="Continue without audio or video"]'],
   nameInput: ['[data-tid="prejoin-display-name-input"]', "#prejoin-display-name", 'input[placeholder="Type your name"]'],

@@ -60,13 +60,16 @@ export async function watchCall(page: Page, opts: WatchOptions): Promise<WatchRe
       logger.info({ signal: fired }, "teams: meeting ended");
       return "meeting_ended";
     }
-    lost = screen === "in_call" ? 0 : lost + 1;
+    // A lobby text outranks the call view (signals.ts) so that nobody counts as admitted too
+    // early; once in the call, the call's own controls keep telling that the bot is still in it.
+    const inCall = screen === "in_call" || (screen === "lobby" && probe.fired.in_call !== undefined);
+    lost = inCall ? 0 : lost + 1;
     if (lost >= LOST_CHECKS) return { error: `The call view disappeared (Teams shows: ${screen}).` };
 
     const counted = participantCount(probe);
     const countSignal = counted.signal;
-    const count = screen === "in_call" ? counted.count : null;
-    if (count === null && screen === "in_call" && !rosterTried) {
+    const count = inCall ? counted.count : null;
+    if (count === null && inCall && !rosterTried) {
       // No badge: open the roster once and count its rows from the next check on.
       rosterTried = true;
       const clicked = await withUiTurn(page, () => clickFirst(page, ACTION_SELECTORS.roster));
