@@ -16,6 +16,9 @@ import type { SessionRepo } from "./session-repo.ts";
 import { finalizeSession, type FinalizeDeps } from "./supervisor/finalize.ts";
 import { killSessionProcesses } from "./supervisor/orphans.ts";
 
+/** Session ids are UUIDs (recorder-bot.md Session); journals are named `<session_id>.journal`. */
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export interface RecoveryResult {
   /** Sessions whose storage and webhook are still under way (remote store slow or down). */
   background: Promise<void>;
@@ -41,6 +44,13 @@ export async function recoverSessions(deps: FinalizeDeps & { repo: SessionRepo; 
     const session = summary.session;
     if (!session) {
       log.warn({ path: entry.path }, "journal without a session record; skipped");
+      continue;
+    }
+    // The id names folders the recovery kills processes from and deletes: a journal whose record
+    // disagrees with its own file name, or names no UUID (`../x`, `.`), was not written by us and
+    // must not send the cleanup outside `.sessions/<id>`.
+    if (session.session_id !== entry.sessionId || !SESSION_ID.test(session.session_id)) {
+      log.error({ path: entry.path, session_id: session.session_id }, "journal names a session other than its file; skipped");
       continue;
     }
     seen.add(session.session_id);

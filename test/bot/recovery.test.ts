@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
@@ -55,6 +55,28 @@ test("a journal truncated at a random byte does not stop startup", { timeout: 12
     // Cut before the session record: nothing to rebuild; cut after it: recovered as interrupted.
     assert.ok(res.status === 404 || (res.body as Json).status === "interrupted", JSON.stringify(res.body));
   }
+});
+
+// A journal is the recovery's instruction to kill the processes of `.sessions/<id>` and delete it:
+// a journal naming another id (`../victim`, `.`) must not aim that at folders beside it.
+test("a journal whose session record names another id is skipped; nothing outside its session folder goes", { timeout: 120_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "bot-foreign-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, "victim"), { recursive: true });
+  mkdirSync(join(dir, ".sessions"), { recursive: true });
+  writeFileSync(join(dir, "victim", "keep.txt"), "operator data");
+  const at = new Date().toISOString();
+  for (const [file, sessionId] of [[randomUUID(), "../victim"], [".", "."], [randomUUID(), randomUUID()]]) {
+    const journal = await openJournal(join(dir, ".sessions", `${file}.journal`), { fsync: false });
+    await journal.append({ type: "session", session_id: sessionId, meeting_url: MEETING_URL, reference: null, display_name: "Seed", record: false, format: "wav", recording_path: null, created_at: at });
+    await journal.append({ type: "status", status: "connected", previous_status: "lobby", at });
+    await journal.close();
+  }
+  const app = await startBotApp(t, { recordingsDir: dir });
+  assert.equal((await app.request("GET", "/")).status, 200);
+  assert.ok(existsSync(join(dir, "victim", "keep.txt")), "a folder beside .sessions survives");
+  assert.ok(existsSync(join(dir, ".sessions")), "the journal folder survives");
+  assert.deepEqual((await app.request("GET", "/sessions")).body, { sessions: [] });
 });
 
 test("an unfinished journal is recovered: row rebuilt, recording repaired and stored, webhook sent", { timeout: 120_000 }, async (t) => {
