@@ -66,7 +66,7 @@ test("a journal whose session record names another id is skipped; nothing outsid
   mkdirSync(join(dir, ".sessions"), { recursive: true });
   writeFileSync(join(dir, "victim", "keep.txt"), "operator data");
   const at = new Date().toISOString();
-  for (const [file, sessionId] of [[randomUUID(), "../victim"], [".", "."], [randomUUID(), randomUUID()]]) {
+  for (const [file, sessionId] of [[randomUUID(), "../victim"], [".", "."], [randomUUID(), randomUUID()]] as const) {
     const journal = await openJournal(join(dir, ".sessions", `${file}.journal`), { fsync: false });
     await journal.append({ type: "session", session_id: sessionId, meeting_url: MEETING_URL, reference: null, display_name: "Seed", record: false, format: "wav", recording_path: null, created_at: at });
     await journal.append({ type: "status", status: "connected", previous_status: "lobby", at });
