@@ -92,18 +92,41 @@ for (const provider of providers()) {
     });
 
     test("a missing field is 'required', an ill-typed one says what it must be (400 errors); unknown fields are ignored", async () => {
-      await app.register("typed", "typed@example.com");
-      const missing = await app.request("POST", "/auth/login", { body: { identifier: "typed" } });
+      const missing = await app.request("POST", "/auth/register", { body: { userName: "typed", email: "typed@example.com" } });
       assert.equal(missing.status, 400);
       assert.deepEqual(missing.body, { errors: ["password is required."] });
-      const wrongType = await app.request("POST", "/auth/login", { body: { identifier: "typed", password: 12345678 } });
+      const wrongType = await app.request("POST", "/auth/register", { body: { userName: "typed", email: "typed@example.com", password: 12345678 } });
       assert.equal(wrongType.status, 400);
       assert.deepEqual(wrongType.body, { errors: ["password must be a string."] });
-      const array = await app.request("POST", "/auth/login", { body: [] });
+      const array = await app.request("POST", "/auth/register", { body: [] });
       assert.equal(array.status, 400);
       assert.deepEqual(array.body, { errors: ["The request body must be a JSON object."] });
-      const extra = await app.request("POST", "/auth/login", { body: { identifier: "typed", password: PASSWORD, unknown: true } });
-      assert.equal(extra.status, 200);
+      const extra = await app.request("POST", "/auth/register", { body: { userName: "typed", email: "typed@example.com", password: PASSWORD, unknown: true } });
+      assert.equal(extra.status, 201);
+    });
+
+    test("login, refresh and /2fa/verify answer only 200 or 401: a missing or ill-typed credential is the collapsed 401", async () => {
+      await app.register("untyped", "untyped@example.com");
+      for (const body of [{ identifier: "untyped" }, { password: PASSWORD }, {}, { identifier: "untyped", password: 12345678 }, { identifier: ["untyped"], password: PASSWORD }]) {
+        const r = await app.request("POST", "/auth/login", { body });
+        assert.equal(r.status, 401, JSON.stringify(body));
+        assert.deepEqual(r.body, INVALID_GRANT);
+      }
+      // An ill-typed device token is no device token: the sign-in itself still succeeds.
+      const withBadDevice = await app.request("POST", "/auth/login", { body: { identifier: "untyped", password: PASSWORD, deviceToken: 5 } });
+      assert.equal(withBadDevice.status, 200, withBadDevice.text);
+      for (const body of [{}, { refreshToken: 5 }, { refreshToken: null }, { refreshToken: ["x"] }]) {
+        const r = await app.request("POST", "/auth/refresh", { body });
+        assert.equal(r.status, 401, JSON.stringify(body));
+        assert.deepEqual(r.body, INVALID_GRANT);
+      }
+      await registerEnrolled(app, "untypedchallenge");
+      const challenge = await challengeFor(app, "untypedchallenge");
+      for (const body of [{ challenge }, { code: "123456" }, { challenge, code: 123456 }, { challenge: 5, code: "123456" }]) {
+        const r = await app.request("POST", "/auth/2fa/verify", { body });
+        assert.equal(r.status, 401, JSON.stringify(body));
+        assert.deepEqual(r.body, INVALID_GRANT);
+      }
     });
 
     test("a path written in another case reaches the auth routes and keeps the auth bodies", async () => {

@@ -22,16 +22,17 @@ import { noStore } from "./no-store.ts";
 const MAX_FIELD = 4096;
 
 /**
- * An empty identifier or password names no account and matches no password: the collapsed 401
- * (the Endpoints table lists only 200 and 401 for login), not a 400 that answers differently.
+ * An empty, missing or ill-typed identifier or password names no account and matches no password:
+ * the collapsed 401 after the refusal floor (the Endpoints table lists only 200 and 401 for
+ * login), not a 400 that answers differently.
  */
 const unusable = (field: string): boolean => field.length === 0 || field.length > MAX_FIELD;
 
 const body = z.object({
-  identifier: z.string({ error: "Enter your user name or email address." }),
-  password: z.string({ error: "Enter your password." }),
-  /** Trusted-device token (Sign-in rule 1); used once the devices step is wired. */
-  deviceToken: z.string().nullish(),
+  identifier: z.string().catch(""),
+  password: z.string().catch(""),
+  /** Trusted-device token (Sign-in rule 1); an ill-typed one is no token, like an unknown one. */
+  deviceToken: z.string().nullish().catch(undefined),
 });
 
 export function loginRoutes({ ctx, target }: AuthRouteDeps): void {

@@ -28,13 +28,15 @@ const codeBody = z.object({ code });
 const CHALLENGE_MAX = 512;
 
 /**
- * On the anonymous answer to a challenge an empty or oversized challenge or code is a credential
- * that does not match: the collapsed 401 (decisions.md lists only 200 and 401 for /2fa/verify),
- * unread. A missing or ill-typed field is still 400.
+ * On the anonymous answer to a challenge an empty, oversized, missing or ill-typed challenge or
+ * code is a credential that does not match: the collapsed 401 (decisions.md lists only 200 and 401
+ * for /2fa/verify), unread. An ill-typed `rememberDevice` or an oversized label is still 400: a
+ * setting the person can correct, not a credential.
  */
 const verifyBody = z.object({
-  challenge: z.string({ error: "Send the challenge." }),
-  code: z.string({ error: "Enter the code." }),
+  // Missing or ill-typed, like empty: no challenge or code to check, the collapsed 401.
+  challenge: z.string().catch(""),
+  code: z.string().catch(""),
   rememberDevice: z.boolean().optional().default(false),
   deviceLabel: z.string().max(DEVICE_LABEL_MAX, `The device label must be at most ${DEVICE_LABEL_MAX} characters.`).nullish(),
 });
