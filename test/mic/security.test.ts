@@ -39,6 +39,7 @@ describe("audio API security (real worker, sqlite)", { timeout: 600_000, concurr
     symlinkSync(outside, join(s.mediaDir, "link-dir"));
     symlinkSync(join(outside, "missing.wav"), join(s.mediaDir, "dangling.wav"));
     symlinkSync(join(s.mediaDir, "sub", "inside.wav"), join(s.mediaDir, "link-inside.wav"));
+    copyFileSync(secret, join(s.mediaDir, "..dots.wav"));
     writeFileSync(join(outside, "x"), "");
   });
 
@@ -55,6 +56,12 @@ describe("audio API security (real worker, sqlite)", { timeout: 600_000, concurr
     const ok = await api("POST", `/audio/${s.id}/play`, { path: "link-inside.wav" });
     assert.equal(ok.status, 200, ok.text);
     await waitHeard(s.meeting, since);
+    await api("POST", `/audio/${s.id}/stop`);
+    // Only a `..` segment leaves MEDIA_DIR: a file whose name merely starts with two dots is inside.
+    const dotsSince = Date.now();
+    const dots = await api("POST", `/audio/${s.id}/play`, { path: "..dots.wav" });
+    assert.equal(dots.status, 200, dots.text);
+    await waitHeard(s.meeting, dotsSince);
     await api("POST", `/audio/${s.id}/stop`);
   });
 

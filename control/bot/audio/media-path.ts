@@ -5,15 +5,16 @@
  * realpath, so ffmpeg opens the very file that was checked, not a link that may change.
  */
 import { lstat, readlink, realpath, stat } from "node:fs/promises";
-import { dirname, isAbsolute, relative, resolve } from "node:path";
+import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { AppError, fail } from "../../http/errors.ts";
 
 const outside = (): AppError => fail.badRequest("The path is outside MEDIA_DIR.");
 const missing = (): AppError => new AppError("not_found", { message: "The file does not exist in MEDIA_DIR." });
 
+/** Only a `..` segment leaves the root: a file named `..intro.mp3` inside it stays inside. */
 function within(root: string, candidate: string): boolean {
   const rel = relative(root, candidate);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+  return rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 const isMissing = (err: unknown): boolean => ["ENOENT", "ENOTDIR"].includes((err as NodeJS.ErrnoException).code ?? "");
