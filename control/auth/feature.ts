@@ -16,6 +16,7 @@ import { forgotRoutes } from "./routes/forgot.ts";
 import { loginRoutes } from "./routes/login.ts";
 import { logoutRoutes } from "./routes/logout.ts";
 import { passwordRoutes } from "./routes/password.ts";
+import { noStore } from "./routes/no-store.ts";
 import { normalisePrefix } from "./routes/prefix.ts";
 import { refreshRoutes } from "./routes/refresh.ts";
 import { registerRoutes } from "./routes/register.ts";
@@ -99,6 +100,8 @@ export const authFeature: Feature = {
     // Loaded now so a bad key fails startup (ConfigError naming the entry), not the first login.
     const keys = await signingKeysFor(feature.config);
     const router = Router();
+    // Every auth response is about a credential or a person: never stored by a cache.
+    router.use(noStore);
     const background = createBackgroundQueue(ctx.logger);
     const registry = feature.registry;
     const refreshStore = refreshStoreFor(feature.database.driver);

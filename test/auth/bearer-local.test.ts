@@ -192,4 +192,6 @@ test("the real auth feature maps the JWKS document under the endpoint prefix", a
   assert.equal(res.status, 200, res.text);
   assert.deepEqual((res.body as { keys: { kid: string }[] }).keys.map((k) => k.kid), ["k1"]);
   assert.equal(res.headers.get("cache-control"), "public, max-age=300");
+  // The one cacheable auth document: none of the auth router's no-store headers.
+  assert.equal(res.headers.get("pragma"), null);
 });

@@ -47,6 +47,17 @@ for (const provider of providers()) {
       assertNoStore(pair, "2fa verify");
       const stepUp = await app.request("POST", "/auth/2fa/step-up", { token: (pair.body as { access_token: string }).access_token, body: { code: freshCode(app, secret) } });
       assertNoStore(stepUp, "step-up");
+      const codes = await app.request("POST", "/auth/2fa/recovery-codes", { token: (pair.body as { access_token: string }).access_token, body: { code: freshCode(app, secret) } });
+      assertNoStore(codes, "recovery codes");
+    });
+
+    test("the personal lists and a refusal are not cached either", async () => {
+      const { pair } = await app.register("lists", "lists@example.com");
+      assertNoStore(await app.request("GET", "/auth/sessions", { token: pair.access_token }), "sessions");
+      assertNoStore(await app.request("GET", "/auth/devices", { token: pair.access_token }), "devices");
+      const refused = await app.request("POST", "/auth/login", { body: { identifier: "lists", password: "not the password" } });
+      assert.equal(refused.status, 401);
+      assert.equal(refused.headers.get("cache-control"), "no-store");
     });
 
     test("magic-link verify and invitation completion send Cache-Control: no-store", async () => {

@@ -13,7 +13,6 @@ import { revokeInvitation } from "../invitations/revoke.ts";
 import { authRateLimit } from "../rate-limit/index.ts";
 import { tokenPairSchema } from "../sign-in/token-pair.ts";
 import { emailField, userNameField } from "./account-fields.ts";
-import { noStore } from "./no-store.ts";
 
 const emailBody = z.object({ email: emailField });
 
@@ -75,7 +74,7 @@ export function invitationRoutes({ ctx, target }: AuthRouteDeps): void {
     tag: "auth",
     summary: "Complete an invitation: choose a user name and password, and sign in",
     body: completeBody,
-    before: [noStore, authRateLimit(ctx)],
+    before: [authRateLimit(ctx)],
     responses: {
       201: { description: "Account ready; token pair", schema: tokenPairSchema },
       400: { description: "Input to correct, or a bad or used link" },

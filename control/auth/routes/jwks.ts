@@ -23,7 +23,9 @@ export function jwksRoute({ ctx, keys, target }: Pick<AuthRouteDeps, "ctx" | "ke
     summary: "Public keys that verify locally issued access tokens (JWKS)",
     responses: { 200: { description: "the JSON Web Key Set", schema: jwksSchema } },
     handler: ({ res }) => {
+      // Public and the same for everyone: cacheable, unlike the rest of the auth routes.
       res.setHeader("Cache-Control", `public, max-age=${MAX_AGE_SECONDS}`);
+      res.removeHeader("Pragma");
       res.json(jwks);
     },
   });

@@ -12,7 +12,6 @@ import { verifyPasswordSignIn } from "../sign-in/password-sign-in.ts";
 import { refusalFloor } from "../sign-in/refusal-floor.ts";
 import { tokenPairSchema } from "../sign-in/token-pair.ts";
 import { secondFactorGate } from "../twofactor/gate.ts";
-import { noStore } from "./no-store.ts";
 
 /**
  * Bounded before any hashing: PBKDF2 cost does not grow with length (HMAC pre-hashes long keys),
@@ -43,7 +42,7 @@ export function loginRoutes({ ctx, target }: AuthRouteDeps): void {
     tag: "auth",
     summary: "Sign in with a user name or email address and a password",
     body,
-    before: [noStore, authRateLimit(ctx)],
+    before: [authRateLimit(ctx)],
     responses: {
       200: { description: "Token pair (or a two-factor challenge for an enrolled user)", schema: tokenPairSchema },
       401: { description: "Credentials not accepted (one body for every cause)" },

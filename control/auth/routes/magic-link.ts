@@ -13,7 +13,6 @@ import { verifyMagicLink } from "../magic-link/verify.ts";
 import { authRateLimit } from "../rate-limit/index.ts";
 import { tokenPairSchema } from "../sign-in/token-pair.ts";
 import { EMAIL_MAX } from "./account-fields.ts";
-import { noStore } from "./no-store.ts";
 
 /** "204 always" (decisions.md): a missing or ill-typed `email` is answered like an unknown address. */
 const requestBody = z.object({ email: z.string().optional().catch(undefined) }).catch({});
@@ -60,7 +59,7 @@ export function magicLinkRoutes({ ctx, target, background }: AuthRouteDeps): voi
     tag: "auth",
     summary: "Sign in with a magic link's token",
     body: verifyBody,
-    before: [noStore, authRateLimit(ctx)],
+    before: [authRateLimit(ctx)],
     responses: {
       200: { description: "Token pair, or a two-factor challenge for an enrolled user", schema: tokenPairSchema },
       401: { description: "Unknown, used or expired link" },

@@ -23,7 +23,6 @@ import { tokenPairSchema } from "../sign-in/token-pair.ts";
 import { findLiveChallenge, redeemChallenge } from "../twofactor/challenge.ts";
 import { finishLiveSecondFactor } from "../twofactor/finish.ts";
 import { hasSecondFactor } from "../twofactor/gate.ts";
-import { noStore } from "./no-store.ts";
 
 const label = z.string().max(DEVICE_LABEL_MAX, `The label must be at most ${DEVICE_LABEL_MAX} characters.`).nullish();
 const challenge = z.string({ error: "Send the challenge." }).min(1, "Send the challenge.").max(512, "This is not a challenge.");
@@ -134,7 +133,7 @@ export function passkeyRoutes({ ctx, target }: AuthRouteDeps): void {
     tag: "two-factor",
     summary: "Answer a sign-in challenge with a passkey assertion (optionally trusting this device)",
     body: z.object({ challenge, response: authenticationResponse, rememberDevice: z.boolean().optional().default(false), deviceLabel: label }),
-    before: [noStore, limit],
+    before: [limit],
     responses: { 200: { description: "Token pair", schema: tokenPairSchema }, 401: { description: "Challenge or assertion not accepted" } },
     handler: async ({ req, res, body }) => {
       const redeemed = await redeemChallenge(ctx, body.challenge, async (tx, row, now) => ((await provePasskey(ctx, tx, row, body.response, now)) ? true : null));

@@ -7,7 +7,6 @@ import { fail } from "../../http/errors.ts";
 import { mountRoute } from "../../http/route.ts";
 import type { AuthRouteDeps } from "../feature.ts";
 import { authRateLimit } from "../rate-limit/index.ts";
-import { noStore } from "./no-store.ts";
 import { clientInfo } from "../sessions/client-info.ts";
 import { tokenPair } from "../sign-in/complete.ts";
 import { tokenPairSchema } from "../sign-in/token-pair.ts";
@@ -32,7 +31,7 @@ export function refreshRoutes({ ctx, target, refreshStore }: AuthRouteDeps): voi
     tag: "auth",
     summary: "Exchange a refresh token for a new token pair (the refresh token rotates)",
     body,
-    before: [noStore, authRateLimit(ctx)],
+    before: [authRateLimit(ctx)],
     responses: {
       200: { description: "New token pair", schema: tokenPairSchema },
       401: { description: "Refresh token not accepted" },

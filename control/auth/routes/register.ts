@@ -13,7 +13,6 @@ import { authRateLimit } from "../rate-limit/index.ts";
 import { completeSignIn } from "../sign-in/complete.ts";
 import { tokenPairSchema } from "../sign-in/token-pair.ts";
 import { emailField, userNameField } from "./account-fields.ts";
-import { noStore } from "./no-store.ts";
 
 const body = z.object({
   userName: userNameField,
@@ -30,7 +29,7 @@ export function registerRoutes({ ctx, target }: AuthRouteDeps): void {
     tag: "auth",
     summary: "Create an account with a password and sign in",
     body,
-    before: [noStore, authRateLimit(ctx)],
+    before: [authRateLimit(ctx)],
     responses: {
       201: { description: "Account created; token pair", schema: tokenPairSchema },
       400: { description: "Input to correct (`errors`)" },

@@ -18,7 +18,6 @@ import { confirmEnrolment, disableTwoFactor, regenerateRecoveryCodes } from "../
 import { spendCode } from "../twofactor/proof.ts";
 import { stepUp } from "../twofactor/step-up.ts";
 import { DEVICE_LABEL_MAX } from "../devices/trust.ts";
-import { noStore } from "./no-store.ts";
 
 /** Codes are 6 digits or 11-character recovery codes; anything longer is refused unread. */
 const CODE_MAX = 64;
@@ -55,7 +54,7 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     tag: "two-factor",
     summary: "Answer a sign-in challenge with a TOTP or recovery code (optionally trusting this device)",
     body: verifyBody,
-    before: [noStore, limit],
+    before: [limit],
     responses: { 200: { description: "Token pair", schema: tokenPairSchema }, 401: { description: "Challenge or code not accepted" } },
     handler: async ({ req, res, body }) => {
       const unusable = body.challenge === "" || body.challenge.length > CHALLENGE_MAX || body.code.trim() === "" || body.code.length > CODE_MAX;
@@ -84,7 +83,7 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     tag: "two-factor",
     summary: "Start a TOTP enrolment: a new secret, pending until confirmed (replaces a pending one)",
     security: "bearer",
-    before: [noStore, bearer],
+    before: [bearer],
     responses: {
       200: { description: "The secret and its otpauth URI", schema: z.object({ secret: z.string(), otpauthUri: z.string() }) },
       409: { description: "Two-factor is already on" },
@@ -102,7 +101,7 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     summary: "Confirm the pending enrolment with a code; answers ten recovery codes",
     security: "bearer",
     body: codeBody,
-    before: [noStore, bearer, limit],
+    before: [bearer, limit],
     responses: { 200: { description: "Recovery codes (shown once)", schema: recoveryCodes }, 400: { description: "Wrong code or no enrolment" } },
     handler: async ({ req, res, body }) => {
       res.json({ recoveryCodes: await confirmEnrolment(ctx, principalOf(req).userId, body.code) });
@@ -117,7 +116,7 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     summary: "Replace the recovery codes (earlier ones stop working)",
     security: "bearer",
     body: codeBody,
-    before: [noStore, bearer, limit],
+    before: [bearer, limit],
     responses: { 200: { description: "New recovery codes (shown once)", schema: recoveryCodes }, 400: { description: "Wrong code" } },
     handler: async ({ req, res, body }) => {
       res.json({ recoveryCodes: await regenerateRecoveryCodes(ctx, principalOf(req).userId, body.code) });
@@ -132,7 +131,7 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     summary: "Turn two-factor off (un-trusts every device)",
     security: "bearer",
     body: codeBody,
-    before: [noStore, bearer, limit],
+    before: [bearer, limit],
     responses: { 204: { description: "Two-factor is off" }, 400: { description: "Wrong code" } },
     handler: async ({ req, res, body }) => {
       await disableTwoFactor(ctx, principalOf(req).userId, body.code);
@@ -148,7 +147,7 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     summary: "Prove a live code again: a new access token for the same session",
     security: "bearer",
     body: codeBody,
-    before: [noStore, bearer, limit],
+    before: [bearer, limit],
     responses: {
       200: { description: "Access token", schema: z.object({ access_token: z.string(), token_type: z.literal("Bearer"), expires_in: z.number().int() }) },
       400: { description: "Wrong code" },
