@@ -102,6 +102,8 @@ export async function recoverSessions(deps: FinalizeDeps & { repo: SessionRepo; 
       (async () => {
         const endedAt = deps.now();
         await deps.repo.finish(row.id, { status: "interrupted", endReason: "interrupted", errorMessage: null, recordingFile: null, recordingBytes: row.recordingBytes, endedAt });
+        // Like every other end: with WEBHOOK_EVENTS the change into the final status is sent first.
+        await deps.notifier.statusChanged({ sessionId: row.id, reference: row.reference, status: "interrupted", previous: row.status as SessionStatus, at: endedAt, endReason: "interrupted", recordingFile: null, errorMessage: null });
         await deps.notifier.finished({ sessionId: row.id, reference: row.reference, status: "interrupted", previous: row.status as SessionStatus, endReason: "interrupted", recordingFile: null, errorMessage: null, at: endedAt });
       })().catch((err: unknown) => log.error({ err, session_id: row.id }, "could not mark a session interrupted")),
     );

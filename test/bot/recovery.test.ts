@@ -11,7 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { test } from "node:test";
+import Database from "better-sqlite3";
 import { sessionPaths } from "../../control/bot/paths.ts";
+import { freshDatabase } from "../harness/databases.ts";
 import { openJournal } from "../../shared/journal/index.ts";
 import { MEETING_URL, startBotApp, waitForSession } from "./fixtures/bot-app.ts";
 import { hear } from "./fixtures/media.ts";
@@ -110,4 +112,29 @@ test("a crashing worker and a hung worker both end interrupted with their record
   const hangId = String(((hang.body as Json).session as Json).session_id);
   const hung = await waitForSession(app, hangId, (s) => s.status === "interrupted", 60_000);
   assert.equal(hung.end_reason, "interrupted");
+});
+
+test("a row left running without a journal ends interrupted with its status_changed and finished webhooks", { timeout: 120_000 }, async (t) => {
+  const database = await freshDatabase("sqlite");
+  t.after(() => database.drop());
+  const receiver = await startReceiver();
+  t.after(() => receiver.close());
+  const first = await startBotApp(t, { databaseUrl: database.url });
+  const join = await first.request("POST", "/join", { body: { meeting_url: MEETING_URL, display_name: "Seed", reference: "no-journal" } });
+  const id = String(((join.body as Json).session as Json).session_id);
+  await waitForSession(first, id, (s) => s.status === "recording");
+  await first.request("POST", `/stop/${id}`);
+  await first.close();
+  // The state a SIGKILL leaves between the row's insert and the journal's first record.
+  const db = new Database(database.url.slice("file:".length));
+  db.prepare("UPDATE BotSession SET status = 'recording', endReason = NULL, endedAt = NULL, recordingFile = NULL WHERE id = ?").run(id);
+  db.close();
+  const second = await startBotApp(t, { databaseUrl: database.url, bot: { WEBHOOK_URL: receiver.url, WEBHOOK_EVENTS: true } });
+  assert.equal(((await second.request("GET", `/status/${id}`)).body as Json).status, "interrupted");
+  await receiver.waitFor((e) => e.session_id === id && e.event === "finished");
+  const mine = receiver.events.filter((e) => e.session_id === id);
+  assert.deepEqual(mine.map((e) => [e.event, e.previous_status, e.status, e.end_reason, e.reference]), [
+    ["status_changed", "recording", "interrupted", "interrupted", "no-journal"],
+    ["finished", "recording", "interrupted", "interrupted", "no-journal"],
+  ]);
 });
