@@ -6,6 +6,8 @@
  * recognition of each variant, which the full path would only repeat more slowly.
  */
 import assert from "node:assert/strict";
+import { createServer } from "node:net";
+import { once } from "node:events";
 import { after, before, describe, test } from "node:test";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { createLogger } from "../../shared/log/logger.ts";
@@ -112,6 +114,16 @@ describe("teams-dom.md outcome screens", { timeout: 90_000, concurrency: 4 }, ()
   });
 });
 
+/** A port nothing listens on: one the system just handed out and took back. */
+async function closedPort(): Promise<number> {
+  const server = createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, "close");
+  return port;
+}
+
 async function pick(page: Page) {
   const { badge, rosterRows, onlyOne } = await probePage(page);
   return { badge, rosterRows, onlyOne };
@@ -139,6 +151,28 @@ describe("teams-dom.md outcome paths of the adapter", { timeout: 90_000, concurr
       assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
     });
   }
+
+  test("join: a redirect to Microsoft's sign-in host that cannot load ends at once in the sign-in error (§8)", async (t) => {
+    // Chromium's error page says chrome-error://, not where the redirect went.
+    const page = await pageWith(t, "");
+    await page.route("https://login.microsoftonline.com/**", (route) => route.abort("internetdisconnected"));
+    const started = Date.now();
+    const html = "<p>Loading</p><script>setTimeout(() => location.href = 'https://login.microsoftonline.com/common/oauth2/authorize?client_id=x', 200)</script>";
+    const outcome = await joinMeeting(page, { url: dataUrl(html), displayName: "Bot", logger, timeoutMs: 30_000 });
+    assert.match(outcome.kind === "error" ? outcome.message : JSON.stringify(outcome), /signed-in account/);
+    assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
+  });
+
+  test("join: a redirect to a page that does not load ends in an error naming it, not at the join timeout", async (t) => {
+    const page = await pageWith(t, "");
+    const port = await closedPort();
+    const started = Date.now();
+    const html = `<p>Loading</p><script>setTimeout(() => location.href = 'http://127.0.0.1:${port}/l/meetup-join/x', 200)</script>`;
+    const outcome = await joinMeeting(page, { url: dataUrl(html), displayName: "Bot", logger, timeoutMs: 30_000 });
+    const message = outcome.kind === "error" ? outcome.message : JSON.stringify(outcome);
+    assert.ok(message.includes(`did not load (net::ERR_CONNECTION_REFUSED at http://127.0.0.1:${port})`), message);
+    assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
+  });
 
   test("lobby wait with a lobby text that changes: the wait runs out (§6)", async (t) => {
     const page = await pageWith(t, "<p>Hi, Bot. Someone will let you in when the meeting starts.</p>");

@@ -1,10 +1,11 @@
 import type { Page } from "playwright-core";
 import type { Logger } from "../../shared/log/logger.ts";
 import { blockedMessage } from "./messages.ts";
+import { watchNavigation, type NavigationWatch } from "./navigation.ts";
 import { clickFirst, pause } from "./page-actions.ts";
 import { fillDisplayName, turnOff } from "./prejoin.ts";
 import { classify, probePage } from "./probe.ts";
-import { ACTION_SELECTORS } from "./signals.ts";
+import { ACTION_SELECTORS, SIGNIN_URL } from "./signals.ts";
 import { webJoinUrl } from "./url.ts";
 
 export type JoinOutcome =
@@ -35,6 +36,11 @@ const LAUNCHER_RETRY_MS = 3000;
  */
 const LIGHT_EXPERIENCE_OFF = /[?&#]lightExperience=false(&|$)/i;
 const MAX_RESTARTS = 2;
+/**
+ * Chromium's error page for this long (a redirect chain has settled by then, and nothing on an
+ * error page can move on): the join cannot go on, and waiting for the join timeout helps nobody.
+ */
+const LOAD_FAILED_MS = 3000;
 
 /**
  * Opens the link and walks the anonymous join: launcher, device dialogs (also when they come back
@@ -42,6 +48,15 @@ const MAX_RESTARTS = 2;
  * or an error a person can act on; never waits past `timeoutMs`. Throws the signal's reason on abort.
  */
 export async function joinMeeting(page: Page, opts: JoinOptions): Promise<JoinOutcome> {
+  const navigation = watchNavigation(page);
+  try {
+    return await walkJoin(page, opts, navigation);
+  } finally {
+    navigation.dispose();
+  }
+}
+
+async function walkJoin(page: Page, opts: JoinOptions, navigation: NavigationWatch): Promise<JoinOutcome> {
   const { logger, signal } = opts;
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const deadline = Date.now() + timeoutMs;
@@ -68,6 +83,7 @@ export async function joinMeeting(page: Page, opts: JoinOptions): Promise<JoinOu
   let joinClicks = 0;
   let lastJoinClick = 0;
   let lastLauncherClick = 0;
+  let loadFailedSince: number | null = null;
 
   while (Date.now() < deadline) {
     signal?.throwIfAborted();
@@ -101,6 +117,20 @@ export async function joinMeeting(page: Page, opts: JoinOptions): Promise<JoinOu
     }
     const blocked = blockedMessage(screen, "join");
     if (blocked) return { kind: "error", message: blocked };
+
+    // A page that never loaded shows nothing to recognise: tell it by the navigation that failed.
+    const failedNav = screen === "unknown" ? navigation.failed() : null;
+    if (!failedNav) loadFailedSince = null;
+    else if (new RegExp(SIGNIN_URL, "i").test(failedNav.url)) {
+      logger.info({ url: failedNav.url, error: failedNav.error }, "teams: redirected to a sign-in page that did not load");
+      return { kind: "error", message: blockedMessage("signin", "join") ?? "" };
+    } else {
+      loadFailedSince ??= Date.now();
+      if (Date.now() - loadFailedSince > LOAD_FAILED_MS) {
+        logger.warn({ url: failedNav.url, error: failedNav.error }, "teams: the page did not load");
+        return { kind: "error", message: `A page Teams sent the bot to did not load (${failedNav.error} at ${new URL(failedNav.url).origin}); check the link and the network.` };
+      }
+    }
 
     switch (screen) {
       case "in_call":

@@ -35,6 +35,9 @@ export interface Signal {
 
 const APOS = "['\u2019]";
 
+/** Microsoft's sign-in hosts, where Teams redirects a guest a meeting needs an account from (§8). */
+export const SIGNIN_URL = "^https://login\\.(microsoftonline|live|microsoft)\\.com/";
+
 export const SCREEN_SIGNALS: Record<ScreenName, Signal[]> = {
   ended: [
     { css: '[data-tid="calling-e2ee-end-screen"]' },
@@ -52,6 +55,7 @@ export const SCREEN_SIGNALS: Record<ScreenName, Signal[]> = {
   signin: [
     { text: "you need to be signed in to an account" },
     { css: 'input[name="loginfmt"]' },
+    { url: SIGNIN_URL },
   ],
   captcha: [{ css: '[data-tid="HIP-Captcha-Image"]' }, { text: `verify you${APOS}re a real person` }],
   wrong_link: [{ text: "looks like the meeting url is incorrect" }],
