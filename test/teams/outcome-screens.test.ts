@@ -136,6 +136,27 @@ describe("teams-dom.md outcome paths of the adapter", { timeout: 90_000, concurr
     assert.equal(outcome.kind, "lobby", JSON.stringify(outcome));
   });
 
+  test("a form written with input buttons: launcher, name, Join now, lobby (§1, §3, §5)", async (t) => {
+    const page = await pageWith(t, "");
+    const html = `<input type="button" id="web" value="Continue on this browser">
+      <script>
+        const app = document.getElementById("app");
+        document.getElementById("web").onclick = () => {
+          app.innerHTML = '<form><input placeholder="Type your name"> <input type="submit" value="Join now"></form>';
+          app.querySelector("form").onsubmit = (e) => {
+            e.preventDefault();
+            window.joinedAs = app.querySelector("input").value;
+            app.innerHTML = "<p>Someone will let you in soon</p>";
+          };
+        };
+      </script>`;
+    await page.setContent(`<div id="app"><input type="submit" value="Join now"></div>`);
+    assert.equal(classify(await probePage(page)).screen, "prejoin", "a Join now input alone is the pre-join screen");
+    const outcome = await joinMeeting(page, { url: dataUrl(html), displayName: "Bot", logger, timeoutMs: 20_000 });
+    assert.equal(outcome.kind, "lobby", JSON.stringify(outcome));
+    assert.equal(await page.evaluate("window.joinedAs"), "Bot");
+  });
+
   for (const [name, html, pattern] of [
     ["sign-in wall", '<input name="loginfmt"><p>To join this Teams meeting, you need to be signed in to an account.</p>', /signed-in account/],
     ["captcha", '<img data-tid="HIP-Captcha-Image" alt=""><p>Verify you\u2019re a real person</p>', /captcha/],

@@ -34,9 +34,12 @@ const PROBE_SCRIPT = `(args) => {
   const flat = (t) => (t || "").replace(/[^\\S\\n]+/g, " ");
   const squash = (t) => (t || "").replace(/\\s+/g, " ").trim();
   const body = flat(document.body ? document.body.innerText : "");
-  // Links too: a launcher written as a link styled as a button (teams-dom.md §1 names only texts).
-  const buttons = Array.from(document.querySelectorAll("button, a[href], [role=button], [role=link], [role=menuitem]")).filter(visible)
-    .map((b) => squash(b.textContent) + "\\n" + squash(b.getAttribute("aria-label")));
+  // Links too: a launcher written as a link styled as a button (teams-dom.md §1 names only texts);
+  // and form buttons, whose text is their value.
+  const buttons = Array.from(document.querySelectorAll(
+    "button, input[type=button], input[type=submit], a[href], [role=button], [role=link], [role=menuitem]",
+  )).filter(visible)
+    .map((b) => squash(b.tagName === "INPUT" ? b.value : b.textContent) + "\\n" + squash(b.getAttribute("aria-label")));
   const fired = {};
   for (const [screen, signals] of Object.entries(args.signals)) {
     for (const s of signals) {
