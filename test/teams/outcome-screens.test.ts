@@ -204,6 +204,30 @@ describe("teams-dom.md outcome paths of the adapter", { timeout: 90_000, concurr
     assert.ok(Date.now() - started >= 3_000);
   });
 
+  test("the audio/video dialog over the call is dismissed, so the roster opens and alone is seen (§2, §11)", async (t) => {
+    const page = await pageWith(t, `${CALL}<button id="roster-button" aria-label="People">People</button><div id="panel"></div>
+      <div id="modal" style="position:fixed;inset:0;background:#fff"><button>Continue without audio or video</button></div>
+      <script>
+        document.querySelector("#modal button").onclick = () => document.getElementById("modal").remove();
+        document.getElementById("roster-button").onclick = () => document.getElementById("panel").innerHTML =
+          '<div aria-label="People"><div role="tree"><div data-tid="participantsInCall-0">Bot</div></div></div>';
+      </script>`);
+    const started = Date.now();
+    assert.equal(await watchCall(page, { logger, intervalMs: 200, signal: AbortSignal.timeout(10_000) }), "alone");
+    assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
+    assert.equal(await page.locator("#modal").count(), 0);
+  });
+
+  test("'we couldn't connect you' where the call was: an error at once, not after the call view is missed for 30 s", async (t) => {
+    const page = await pageWith(t, CALL);
+    const watch = watchCall(page, { logger, intervalMs: 200, signal: AbortSignal.timeout(10_000) });
+    await page.evaluate(`document.getElementById("app").innerHTML = "<h1>Sorry, we couldn\u2019t connect you</h1>"`);
+    const started = Date.now();
+    const result = await watch;
+    assert.match(typeof result === "object" ? result.error : result, /could not connect/);
+    assert.ok(Date.now() - started < 3_000, `took ${Date.now() - started} ms`);
+  });
+
   test("no badge and no roster: unknown, never alone; the only-one text: alone after five checks (§11)", async (t) => {
     const page = await pageWith(t, CALL);
     const counts: (number | null)[] = [];

@@ -1,5 +1,6 @@
 import type { Page } from "playwright-core";
 import type { Logger } from "../../shared/log/logger.ts";
+import { blockedMessage } from "./messages.ts";
 import { clickFirst, pause } from "./page-actions.ts";
 import { badgeCount, classify, probePage, type Probe } from "./probe.ts";
 import { ACTION_SELECTORS } from "./signals.ts";
@@ -60,11 +61,25 @@ export async function watchCall(page: Page, opts: WatchOptions): Promise<WatchRe
       logger.info({ signal: fired }, "teams: meeting ended");
       return "meeting_ended";
     }
+    // "We couldn't connect you" (or another refusal) where the call was: the call is gone, and no
+    // call view will come back to wait for.
+    const broken = blockedMessage(screen, "lobby");
+    if (broken) {
+      logger.warn({ screen, signal: fired }, "teams: the call broke off");
+      return { error: broken };
+    }
     // A lobby text outranks the call view (signals.ts) so that nobody counts as admitted too
     // early; once in the call, the call's own controls keep telling that the bot is still in it.
     const inCall = screen === "in_call" || (screen === "lobby" && probe.fired.in_call !== undefined);
     lost = inCall ? 0 : lost + 1;
     if (lost >= LOST_CHECKS) return { error: `The call view disappeared (Teams shows: ${screen}).` };
+
+    if (inCall && probe.fired.modal) {
+      // §2: the audio/video dialog may come back after "Join now", over the call; it would
+      // swallow the roster click below.
+      const dismissed = await withUiTurn(page, () => clickFirst(page, ACTION_SELECTORS.modalContinue));
+      if (dismissed) logger.info({ signal: dismissed }, "teams: dismissed the audio/video dialog in the call");
+    }
 
     const counted = participantCount(probe);
     const countSignal = counted.signal;
