@@ -5,11 +5,11 @@
  * line naming the key and exit code 78.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { runMain } from "../harness/main-process.ts";
 import { jwtVerify } from "jose";
 import { loadConfig } from "../../control/config/index.ts";
 import { loadSigningKeys } from "../../control/auth/tokens/keys.ts";
@@ -54,25 +54,6 @@ describe("configuration sources", () => {
     assert.equal(payload.sub, "u1");
   });
 });
-
-/** Runs control/main.ts with exactly `env` (plus PATH) until it exits. */
-function runMain(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const dir = mkdtempSync(join(tmpdir(), "toa-auth-main-"));
-    const child = spawn(process.execPath, ["--import", "tsx", "control/main.ts"], {
-      env: { PATH: process.env.PATH ?? "", PORT: "0", HOST: "127.0.0.1", DATABASE_URL: `file:${join(dir, "app.db")}`, RECORDINGS_DIR: join(dir, "rec"), LOG_LEVEL: "warn", ...env },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-  });
-}
 
 describe("the process refuses a bad configuration: exit 78, one line naming the key", () => {
   for (const [name, env, key] of [

@@ -5,35 +5,9 @@
  * reference library cannot read (a receiver's `new Webhook(secret)` throws on it too).
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, it } from "node:test";
+import { runMain } from "../harness/main-process.ts";
 import { loadConfig } from "../../control/config/index.ts";
-
-/** Runs control/main.ts with exactly `env` (plus PATH) until it exits. */
-function runMain(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const dir = mkdtempSync(join(tmpdir(), "wh-config-"));
-    const child = spawn(process.execPath, ["--import", "tsx", "control/main.ts"], {
-      env: {
-        PATH: process.env.PATH ?? "", PORT: "0", HOST: "127.0.0.1", DATABASE_URL: `file:${join(dir, "app.db")}`,
-        RECORDINGS_DIR: join(dir, "rec"), LOG_LEVEL: "warn", LocalLogin__Enabled: "false", ...env,
-      },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      rmSync(dir, { recursive: true, force: true });
-      resolve({ code, stderr });
-    });
-  });
-}
 
 describe("webhook settings that can never deliver stop the start", () => {
   for (const [name, env, key] of [
@@ -41,7 +15,7 @@ describe("webhook settings that can never deliver stop the start", () => {
     ["a WEBHOOK_URL that is not a URL", { WEBHOOK_URL: "hooks.example.com/recorder" }, "WEBHOOK_URL"],
   ] as const) {
     it(`${name}: exit 78, one line naming ${key}`, async () => {
-      const { code, stderr } = await runMain(env);
+      const { code, stderr } = await runMain({ LocalLogin__Enabled: "false", ...env });
       assert.equal(code, 78, stderr);
       const lines = stderr.trim().split("\n");
       assert.equal(lines.length, 1, stderr);
