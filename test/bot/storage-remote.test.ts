@@ -106,6 +106,14 @@ async function remote(t: TestContext, kind: Kind, options: { started?: boolean; 
     };
   }
   if (options.started !== false) await r.start();
+  else if (kind === "azure") {
+    // Azurite keeps its containers in its folder: create the container once now, so that when the
+    // store "comes back" the container is there the moment the port opens. Created after a late
+    // start instead, the product's upload retry could reach Azurite first and be told, rightly,
+    // that the container does not exist (a permanent error that ends the session).
+    await r.start();
+    await r.stop();
+  }
   return r;
 }
 
