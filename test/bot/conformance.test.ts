@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { MEETING_URL, startBotApp, waitForSession } from "./fixtures/bot-app.ts";
 import { startReceiver } from "./fixtures/receiver.ts";
+import { BOT_SPEC_ROUTES } from "../harness/spec-routes.ts";
 
 type Json = Record<string, unknown>;
 type Detail = { loc: (string | number)[]; msg: string; type: string }[];
@@ -103,20 +104,7 @@ describe("bot API conformance", { timeout: 120_000 }, () => {
   test("/openapi.json names each bot route exactly as the spec writes it ({session_id}, {token})", async (t) => {
     const app = await startBotApp(t);
     const doc = (await app.request("GET", "/openapi.json")).body as { paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>> };
-    const routes: [string, string][] = [
-      ["get", "/"],
-      ["post", "/join"],
-      ["get", "/status/{session_id}"],
-      ["post", "/stop/{session_id}"],
-      ["get", "/sessions"],
-      ["post", "/audio/{session_id}/play"],
-      ["post", "/audio/{session_id}/play/upload"],
-      ["post", "/audio/{session_id}/stop"],
-      ["post", "/audio/{session_id}/stream"],
-      ["put", "/audio/{session_id}/ingest/{token}"],
-      ["delete", "/audio/{session_id}/stream"],
-    ];
-    for (const [method, path] of routes) {
+    for (const [method, path] of BOT_SPEC_ROUTES) {
       const op = doc.paths[path]?.[method];
       assert.ok(op, `${method.toUpperCase()} ${path} documented`);
       const names = (op.parameters ?? []).filter((p) => p.in === "path").map((p) => p.name);

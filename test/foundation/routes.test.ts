@@ -9,19 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { exportPKCS8, generateKeyPair } from "jose";
 import { startTestApp, type TestApp } from "../harness/app.ts";
+import { BOT_SPEC_ROUTES } from "../harness/spec-routes.ts";
 
-const SPEC_ROUTES: Array<[string, string]> = [
-  ["get", "/"],
-  ["post", "/join"],
-  ["get", "/status/{session_id}"],
-  ["post", "/stop/{session_id}"],
-  ["get", "/sessions"],
-  ["post", "/audio/{session_id}/play"],
-  ["post", "/audio/{session_id}/play/upload"],
-  ["post", "/audio/{session_id}/stop"],
-  ["post", "/audio/{session_id}/stream"],
-  ["put", "/audio/{session_id}/ingest/{token}"],
-  ["delete", "/audio/{session_id}/stream"],
+const SPEC_ROUTES: ReadonlyArray<readonly [string, string]> = [
+  ...BOT_SPEC_ROUTES,
   ["post", "/auth/login"],
   ["post", "/auth/refresh"],
   ["post", "/auth/logout"],

@@ -5,30 +5,17 @@
  * the screen, and must not let a weak signal override a stronger one.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { describe, test } from "node:test";
+import type { Page } from "playwright-core";
 import { createLogger } from "../../shared/log/logger.ts";
 import { classify, joinMeeting, probePage, waitForAdmission } from "../../worker/teams/index.ts";
 import { turnOff } from "../../worker/teams/prejoin.ts";
-import { CHROMIUM_ARGS } from "./harness.ts";
+import { staticPages } from "./harness.ts";
 
 const logger = createLogger({ level: process.env.LOG_LEVEL ?? "silent" });
 const STYLE = "<style>button,[role=button]{display:inline-block;min-width:40px;min-height:20px}</style>";
-let browser: Browser | undefined;
-
-before(async () => {
-  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: CHROMIUM_ARGS });
-});
-after(() => browser?.close());
-
-async function pageWith(t: { after: (fn: () => Promise<void>) => void }, html: string): Promise<Page> {
-  assert.ok(browser);
-  const context = await browser.newContext();
-  t.after(() => context.close());
-  const page = await context.newPage();
-  await page.setContent(`${STYLE}<div id="app">${html}</div>`);
-  return page;
-}
+const pages = staticPages();
+const pageWith = (t: { after: (fn: () => Promise<void>) => void }, html: string): Promise<Page> => pages.open(t, `${STYLE}<div id="app">${html}</div>`);
 
 const SCREENS: [string, string, string][] = [
   ["call view: stage wrapper only (§7)", '<div data-tid="modern-stage-wrapper">stage</div>', "in_call"],

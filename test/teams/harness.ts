@@ -1,5 +1,5 @@
 // Shared set-up for the Teams adapter tests: one Chromium per test file, a context per test.
-import type { TestContext } from "node:test";
+import { after, before, type TestContext } from "node:test";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { createLogger, type Logger } from "../../shared/log/logger.ts";
 import { startTeamsFixture, type TeamsFixture } from "../fixture/teams/server.ts";
@@ -47,4 +47,26 @@ export async function newPage(t: TestContext, h: Harness): Promise<Page> {
   const context = await h.browser.newContext();
   t.after(() => context.close().catch(() => undefined));
   return context.newPage();
+}
+
+/**
+ * One Chromium for a file of static-page tests (no fixture server), launched before the file's
+ * tests and closed after them; `open(t, document)` loads `document` in a fresh context.
+ */
+export function staticPages(): { open(t: Pick<TestContext, "after">, document: string): Promise<Page> } {
+  let browser: Browser | undefined;
+  before(async () => {
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: CHROMIUM_ARGS });
+  });
+  after(() => browser?.close());
+  return {
+    async open(t, document) {
+      if (!browser) throw new Error("staticPages: the browser starts in the file's before hook");
+      const context = await browser.newContext();
+      t.after(() => context.close());
+      const page = await context.newPage();
+      await page.setContent(document);
+      return page;
+    },
+  };
 }

@@ -8,28 +8,15 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { once } from "node:events";
-import { after, before, describe, test } from "node:test";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { describe, test } from "node:test";
+import type { Page } from "playwright-core";
 import { createLogger } from "../../shared/log/logger.ts";
 import { classify, joinMeeting, probePage, waitForAdmission, watchCall } from "../../worker/teams/index.ts";
-import { CHROMIUM_ARGS } from "./harness.ts";
+import { staticPages } from "./harness.ts";
 
 const logger = createLogger({ level: process.env.LOG_LEVEL ?? "silent" });
-let browser: Browser | undefined;
-
-before(async () => {
-  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: CHROMIUM_ARGS });
-});
-after(() => browser?.close());
-
-async function pageWith(t: { after: (fn: () => Promise<void>) => void }, html: string): Promise<Page> {
-  assert.ok(browser);
-  const context = await browser.newContext();
-  t.after(() => context.close());
-  const page = await context.newPage();
-  await page.setContent(`<!doctype html><body><div id="app">${html}</div></body>`);
-  return page;
-}
+const pages = staticPages();
+const pageWith = (t: { after: (fn: () => Promise<void>) => void }, html: string): Promise<Page> => pages.open(t, `<!doctype html><body><div id="app">${html}</div></body>`);
 
 const dataUrl = (html: string) => `data:text/html;charset=utf-8,${encodeURIComponent(`<!doctype html><body><div id="app">${html}</div></body>`)}`;
 
