@@ -41,6 +41,7 @@ const MAX_RESTARTS = 2;
  * error page can move on): the join cannot go on, and waiting for the join timeout helps nobody.
  */
 const LOAD_FAILED_MS = 3000;
+const SIGNIN_HOST = new RegExp(SIGNIN_URL, "i");
 
 /**
  * Opens the link and walks the anonymous join: launcher, device dialogs (also when they come back
@@ -121,7 +122,7 @@ async function walkJoin(page: Page, opts: JoinOptions, navigation: NavigationWat
     // A page that never loaded shows nothing to recognise: tell it by the navigation that failed.
     const failedNav = screen === "unknown" ? navigation.failed() : null;
     if (!failedNav) loadFailedSince = null;
-    else if (new RegExp(SIGNIN_URL, "i").test(failedNav.url)) {
+    else if (SIGNIN_HOST.test(failedNav.url)) {
       logger.info({ url: failedNav.url, error: failedNav.error }, "teams: redirected to a sign-in page that did not load");
       return { kind: "error", message: blockedMessage("signin", "join") ?? "" };
     } else {

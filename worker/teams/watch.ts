@@ -63,7 +63,7 @@ export async function watchCall(page: Page, opts: WatchOptions): Promise<WatchRe
     }
     // "We couldn't connect you" (or another refusal) where the call was: the call is gone, and no
     // call view will come back to wait for.
-    const broken = blockedMessage(screen, "lobby");
+    const broken = blockedMessage(screen, "call");
     if (broken) {
       logger.warn({ screen, signal: fired }, "teams: the call broke off");
       return { error: broken };
