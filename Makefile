@@ -2,12 +2,29 @@
 # `make run` starts the service (installing what is missing); `make test` runs every check.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
+# Node 24 (.node-version): the machine's node when it is new enough, else the npm registry's
+# node-linux-<arch> package installed into .runtime/ (scripts/node-runtime.sh). Every recipe
+# below, npm's native builds included, runs on it.
+NODE_BIN := $(shell scripts/node-runtime.sh)
+ifeq ($(NODE_BIN),)
+$(error could not install Node $(shell cat .node-version): see scripts/node-runtime.sh)
+endif
+export PATH := $(NODE_BIN):$(PATH)
+ifneq ($(findstring /.runtime/,$(NODE_BIN)),)
+export npm_config_nodedir := $(abspath $(NODE_BIN)/..)
+endif
 NODE := node --import tsx
-APT_PACKAGES := chromium pulseaudio ffmpeg sox flac espeak-ng postgresql
+APT_PACKAGES := chromium chromium-l10n pulseaudio ffmpeg sox flac espeak-ng postgresql
 TEST_FILES ?= $(shell find test -name '*.test.ts' | sort)
 TEST_CONCURRENCY ?= 2
+# `make image`: buildah (vfs storage, chroot isolation: works as root with no daemon) and the CA
+# bundle npm in the build trusts (it holds the machine's own CAs, e.g. an intercepting proxy's).
+IMAGE ?= localhost/toamaisutaa:latest
+BUILDAH := buildah --storage-driver vfs
+BUILD_CA ?= /etc/ssl/certs/ca-certificates.crt
+comma := ,
 
-.PHONY: help deps generate run demo test test-only lint typecheck bench bench-auth bench-bot bench-mic db-diff clean
+.PHONY: help deps generate build image image-test run demo test test-only lint typecheck bench bench-auth bench-bot bench-mic bench-cluster bench-listen db-diff clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -15,10 +32,11 @@ help: ## List the targets
 deps: node_modules/.deps-stamp prisma/generated/.stamp ## Install npm and Debian packages, generate the Prisma clients
 	@missing=""; for p in chromium pulseaudio ffmpeg sox flac espeak-ng; do command -v $$p >/dev/null || missing="$$missing $$p"; done; \
 	[ -n "$$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null)" ] || missing="$$missing postgresql"; \
+	[ -e /usr/lib/chromium/locales/de.pak ] || missing="$$missing chromium-l10n"; \
 	if [ -n "$$missing" ]; then echo "installing Debian packages:$$missing"; \
 	  apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(APT_PACKAGES) >/dev/null; fi
 
-node_modules/.deps-stamp: package.json package-lock.json
+node_modules/.deps-stamp: package.json package-lock.json .node-version
 	npm ci --strict-allow-scripts --no-audit --no-fund
 	@touch $@
 
@@ -32,6 +50,20 @@ prisma/generated/.stamp: prisma/models.prisma prisma/sqlite/base.prisma prisma/p
 	@touch $@
 
 generate: prisma/generated/.stamp ## Generate the Prisma clients
+
+build: deps ## Production JavaScript under dist/ (control.js, worker.js): what `npm start` and the image run
+	$(NODE) scripts/build.ts
+
+image: ## The container image (IMAGE=localhost/toamaisutaa:latest) from deploy/Dockerfile with buildah, on a local bookworm + Node 24 base
+	@command -v buildah >/dev/null && command -v debootstrap >/dev/null || \
+	  (apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q buildah debootstrap >/dev/null)
+	base=$$(deploy/local-base.sh) && \
+	$(BUILDAH) bud --isolation chroot --network host --format docker --layers \
+	  $(if $(wildcard $(BUILD_CA)),--secret id=build_ca$(comma)src=$(BUILD_CA)) \
+	  --build-arg BASE=$$base -f deploy/Dockerfile -t $(IMAGE) .
+
+image-test: deps ## Start the image (buildah run): health, readiness, non-root, a bot recording the fixture's tone
+	IMAGE=$(IMAGE) $(NODE) --test --test-timeout=900000 test/image/container.release.ts
 
 run: deps ## Run the service on :8000 (creates data/config.json on first run)
 	@$(NODE) scripts/dev-config.ts
@@ -52,7 +84,7 @@ test-only: deps ## Only the suites (TEST_FILES=... to narrow)
 	@export TEST_DATABASE_URL=$$(scripts/test-postgres.sh) && \
 	$(NODE) --test --test-concurrency=$(TEST_CONCURRENCY) --test-timeout=600000 $(TEST_FILES)
 
-bench: bench-auth bench-bot bench-mic ## Every benchmark (prints figures; asserts nothing)
+bench: bench-auth bench-bot bench-mic bench-listen bench-cluster ## Every benchmark (prints figures; asserts nothing)
 
 bench-auth: deps ## Login, refresh and event-loop figures on SQLite and PostgreSQL
 	@# wrk (Debian) drives the refresh load from a second process; without it that line is skipped.
@@ -66,8 +98,14 @@ bench-bot: deps ## Concurrent bots against the fixture: CPU, PSS, join time, aud
 bench-mic: deps ## Ingest-to-ear latency and CPU per stream
 	$(NODE) bench/mic.ts
 
+bench-cluster: deps ## Three instances on PostgreSQL: placement latency, forwarding overhead, takeover time
+	@export TEST_DATABASE_URL=$$(scripts/test-postgres.sh) && $(NODE) bench/cluster.ts
+
+bench-listen: deps ## Meeting-to-listener latency and CPU per live listener (WebSocket)
+	$(NODE) bench/listen.ts
+
 db-diff: deps ## New migration SQL for both providers from prisma/models.prisma (NAME=...)
 	$(NODE) scripts/db/diff.ts $(or $(NAME),change)
 
 clean: ## Remove generated files and local data
-	rm -rf prisma/generated .tmp
+	rm -rf prisma/generated .tmp dist

@@ -16,7 +16,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["test/**/*.ts", "scripts/**/*.ts", "bench/**/*.ts"],
+    files: ["test/**/*.ts", "scripts/**/*.ts", "bench/**/*.ts", "examples/**/*.ts"],
     rules: { "no-console": "off" },
   },
 );

@@ -1,27 +1,47 @@
 /**
- * `make bench-bot`: BENCH_BOTS (default 8) concurrent bots against the local Teams fixture for
- * BENCH_SECONDS (default 60) each. Prints per bot: CPU (% of one core) and PSS memory summed over
- * the worker's process tree (worker, Chromium, ffmpeg, PulseAudio), time from /join to
- * `recording`, and audio continuity (gaps over 100 ms in the continuous tone). Asserts nothing.
+ * `make bench-bot`: bots against the local Teams fixture, printed as the README's table. Asserts
+ * nothing; the machine and its load are printed with the figures (the box is shared).
+ *
+ * 1. One idle warm worker (WARM_WORKERS): CPU and PSS of its tree over BENCH_IDLE_SECONDS.
+ * 2. `/join` → lobby, one join at a time on a ready warm worker (BENCH_SINGLE_JOINS), then
+ *    BENCH_BURST joins at once: p50 / p95.
+ * 3. BENCH_BOTS bots recording for BENCH_SECONDS in the realistic meeting (a changing page; with
+ *    video: three 1280×720 30 fps cameras), per BENCH_VIDEO (off, on, or both): per bot CPU (% of
+ *    one core, over the middle half) and PSS summed over the worker's process tree, gaps > 100 ms,
+ *    audio written against wall time over the middle half (rec-vs-wall; the whole file's length
+ *    and joined_at → ended_at are printed too: they differ by the trim margin and the stop), frames
+ *    the bot decoded.
+ *
+ * BENCH_OBSERVE=off runs without the speaker timeline's observation (SPEAKER_TIMELINE=false): the
+ * difference of two runs is what the observation costs per bot (issue #17).
+ * BENCH_VIDEO_GUARD=0 runs the workers without the video guard, in meetings that do not offer
+ * "Turn off incoming video" (the A/B figure of what the guard saves).
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import { stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readFile } from "node:fs/promises";
 import { createBotFeature } from "../control/bot/feature.ts";
 import { sessionPaths } from "../control/bot/paths.ts";
 import { parseConfig } from "../control/config/index.ts";
 import { startServer } from "../control/server.ts";
 import { createLogger } from "../shared/log/logger.ts";
 import { listProcesses } from "../shared/process/group.ts";
-import { pssBytes } from "../worker/browser/processes.ts";
-import { startTeamsFixture } from "../test/fixture/teams/server.ts";
-import { hear } from "../test/bot/fixtures/media.ts";
+import { startTeamsFixture, type FixtureMeeting } from "../test/fixture/teams/server.ts";
+import { decodeToWav, readWav, channel } from "../test/helpers/audio/wav.ts";
+import { findGaps } from "../test/helpers/audio/analysis.ts";
+import { workers } from "../test/bot/fixtures/warm.ts";
+import { cpuPercent, machine, mean, percentile, pssMb } from "./bot/measure.ts";
 
-const BOTS = Number(process.env.BENCH_BOTS ?? 8);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
-/** Linux reports CPU time in clock ticks of 1/100 s (sysconf(_SC_CLK_TCK) on every common arch). */
-const CLK_TCK = 100;
+const env = process.env;
+const BOTS = Number(env.BENCH_BOTS ?? 12);
+const SECONDS = Number(env.BENCH_SECONDS ?? 120);
+const SINGLE = Number(env.BENCH_SINGLE_JOINS ?? 5);
+const BURST = Number(env.BENCH_BURST ?? 8);
+const IDLE_SECONDS = Number(env.BENCH_IDLE_SECONDS ?? 10);
+const WARM = Number(env.BENCH_WARM_WORKERS ?? 1);
+const VIDEO_MODES: boolean[] = env.BENCH_VIDEO === "on" ? [true] : env.BENCH_VIDEO === "off" ? [false] : [false, true];
+if (env.BENCH_VIDEO_GUARD === "0") process.env.TOAMAISUTAA_VIDEO_GUARD = "0";
 
 const dir = mkdtempSync(join(tmpdir(), "bench-bot-"));
 const recordingsDir = join(dir, "recordings");
@@ -29,96 +49,168 @@ const fixture = await startTeamsFixture();
 const config = parseConfig({
   server: { PORT: 0, HOST: "127.0.0.1", DATABASE_URL: `file:${join(dir, "app.db")}`, LOG_LEVEL: "warn" },
   LocalLogin: { Enabled: false },
-  bot: { RECORDINGS_DIR: recordingsDir, MEETING_ALLOWED_HOSTS: fixture.hostPort, MAX_CONCURRENT_SESSIONS: Math.max(8, BOTS) },
+  bot: { RECORDINGS_DIR: recordingsDir, MEETING_ALLOWED_HOSTS: fixture.hostPort, MAX_CONCURRENT_SESSIONS: Math.max(BOTS, BURST, 1), WARM_WORKERS: WARM, SPEAKER_TIMELINE: process.env.BENCH_OBSERVE !== "off" },
 });
 const server = await startServer(config, createLogger({ level: "warn" }), { features: [createBotFeature({ storage: { backend: "local" } })] });
 
-async function api(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+type Json = Record<string, unknown>;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function api(method: string, path: string, body?: unknown): Promise<Json> {
   const res = await fetch(`${server.url}${path}`, { method, headers: body ? { "content-type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined });
-  return (await res.json()) as Record<string, unknown>;
+  return (await res.json()) as Json;
 }
 
-/** Pids of a session's tree: everything naming its folder, plus the process groups they lead. */
-async function treePids(sessionDir: string): Promise<number[]> {
-  const all = await listProcesses();
-  const groups = new Set(all.filter((p) => p.cmdline.includes(sessionDir)).map((p) => p.pgid));
-  return all.filter((p) => groups.has(p.pgid) || p.cmdline.includes(sessionDir)).map((p) => p.pid);
-}
+const markerOf = (id: string) => sessionPaths(recordingsDir, id, "wav").sessionDir;
 
-async function cpuTicks(pids: number[]): Promise<number> {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const stat = await readFile(`/proc/${pid}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(f[11]) + Number(f[12]);
-    } catch {
-      // exited
+/** The id of a warm worker whose Chromium is up (null when WARM_WORKERS is 0). */
+async function readyWarm(timeoutMs = 120_000): Promise<string | null> {
+  if (WARM <= 0) return null;
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const procs = await listProcesses();
+    for (const w of (await workers(recordingsDir)).filter((x) => x.warm)) {
+      if (procs.some((p) => p.cmdline.includes(`${w.id}.work/chromium-profile-`) && !p.cmdline.includes("--type="))) return w.id;
     }
+    await sleep(100);
   }
-  return ticks;
+  throw new Error("no warm worker became ready");
 }
 
-interface Bot {
-  id: string;
-  joinMs: number;
-  cpuPct: number;
-  pssMb: number;
-  file: string;
-  gaps: number;
-  seconds: number;
-}
-
-async function runBot(n: number): Promise<Bot> {
-  const meeting = fixture.createMeeting({ lobby: false, tone: { frequency: 440 } });
-  const t0 = Date.now();
-  const joined = await api("POST", "/join", { meeting_url: meeting.joinUrl, display_name: `Bench ${n}` });
-  const id = String((joined.session as Record<string, unknown>).session_id);
-  let status = "";
-  while (status !== "recording") {
+async function waitStatus(id: string, wanted: string[], stepMs = 50, timeoutMs = 180_000): Promise<Json> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
     const s = await api("GET", `/status/${id}`);
-    status = String(s.status);
-    if (["error", "interrupted", "stopped"].includes(status)) throw new Error(`bot ${n} ended ${JSON.stringify(s)}`);
-    await new Promise((r) => setTimeout(r, 100));
+    if (wanted.includes(String(s.status))) return s;
+    if (["error", "interrupted", "not_admitted", "denied"].includes(String(s.status))) throw new Error(`session ${id} ended ${JSON.stringify(s)}`);
+    if (Date.now() > deadline) throw new Error(`session ${id} stuck in ${String(s.status)}`);
+    await sleep(stepMs);
   }
-  const joinMs = Date.now() - t0;
-  const sessionDir = sessionPaths(recordingsDir, id, "wav").sessionDir;
-  // Measure over the middle of the run, after Chromium's start-up burst.
-  await new Promise((r) => setTimeout(r, (SECONDS * 1000) / 4));
-  const pids = await treePids(sessionDir);
-  const c1 = await cpuTicks(pids);
-  const w1 = Date.now();
-  await new Promise((r) => setTimeout(r, (SECONDS * 1000) / 2));
-  const pids2 = await treePids(sessionDir);
-  const cpuPct = ((await cpuTicks(pids2)) - c1) / CLK_TCK / ((Date.now() - w1) / 1000) * 100;
-  const pssMb = (await pssBytes(pids2)) / 2 ** 20;
-  await new Promise((r) => setTimeout(r, (SECONDS * 1000) / 4));
-  await api("POST", `/stop/${id}`);
-  let done: Record<string, unknown> = {};
-  for (let i = 0; i < 600 && done.status !== "stopped"; i++) {
-    done = await api("GET", `/status/${id}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const heard = await hear(String(done.recording_file));
-  return { id, joinMs, cpuPct, pssMb, file: String(done.recording_file), gaps: heard.gaps, seconds: heard.durationSec };
 }
+
+async function stop(id: string): Promise<Json> {
+  await api("POST", `/stop/${id}`);
+  return waitStatus(id, ["stopped"], 100);
+}
+
+/** `/join` → the API reports `lobby`; whether the session took a warm worker. */
+async function joinToLobby(n: number): Promise<{ ms: number; id: string; warm: boolean }> {
+  const meeting = fixture.createMeeting({ lobby: true });
+  const warmIds = new Set((await workers(recordingsDir)).filter((w) => w.warm).map((w) => w.id));
+  const t0 = performance.now();
+  const joined = await api("POST", "/join", { meeting_url: meeting.joinUrl, display_name: `Bench ${n}` });
+  const id = String((joined.session as Json).session_id);
+  await waitStatus(id, ["lobby"]);
+  return { ms: performance.now() - t0, id, warm: warmIds.has(id) };
+}
+
+interface Steady {
+  id: string;
+  video: boolean;
+  joinMs: number;
+  cpu: number;
+  pss: number;
+  recordedSec: number;
+  wallSec: number;
+  /** Audio written by ffmpeg during the CPU window against the wall time it took, in % (0 = no drift or loss). */
+  driftPct: number;
+  gaps: number;
+  framesDecoded: number | null;
+}
+
+async function steadyBot(n: number, video: boolean): Promise<Steady> {
+  // Without the guard, the meeting offers no "Turn off incoming video" either: the A/B then
+  // measures what receiving and decoding the video costs.
+  const meeting: FixtureMeeting = fixture.createMeeting({ lobby: false, tone: { frequency: 440 }, churn: true, video: video ? true : null, offersVideoOff: env.BENCH_VIDEO_GUARD !== "0" });
+  const t0 = performance.now();
+  const joined = await api("POST", "/join", { meeting_url: meeting.joinUrl, display_name: `Bench ${n}` });
+  const id = String((joined.session as Json).session_id);
+  await waitStatus(id, ["recording"], 100);
+  const joinMs = performance.now() - t0;
+  // The middle half of the run, after Chromium's start-up burst.
+  await sleep((SECONDS * 1000) / 4);
+  // Recording vs wall time: the WAV in progress grows by 192,000 bytes (48 kHz, 16 bit, stereo)
+  // per second of audio; over the same window as the CPU figure, independent of the trim at
+  // admission and of how long the stop takes.
+  const wavPath = sessionPaths(recordingsDir, id, "wav").recording;
+  const size0 = (await stat(wavPath)).size;
+  const w0 = performance.now();
+  const cpu = await cpuPercent(markerOf(id), SECONDS / 2);
+  const driftPct = (((await stat(wavPath)).size - size0) / 192_000 / ((performance.now() - w0) / 1000) - 1) * 100;
+  await sleep(Math.max(0, (SECONDS * 1000) / 4 - 2000));
+  const pssAt = performance.now();
+  const pss = await pssMb(markerOf(id));
+  await sleep(1000);
+  const framesDecoded = meeting.state().media?.framesDecoded ?? null;
+  const tailSec = (performance.now() - pssAt) / 1000 + 0.5;
+  const done = await stop(id);
+  const file = String(done.recording_file);
+  const wav = await readWav(file.endsWith(".flac") ? await decodeToWav(file) : file);
+  // The PSS read may stall the audio: the stretch after it is left out.
+  const gaps = findGaps(channel(wav, 0), wav.sampleRate, { minGapMs: 100 }).filter((g) => g.startSec < wav.durationSec - tailSec).length;
+  const wallSec = (Date.parse(String(done.ended_at)) - Date.parse(String(done.joined_at))) / 1000;
+  return { id, video, joinMs, cpu, pss, recordedSec: wav.durationSec, wallSec, driftPct, gaps, framesDecoded };
+}
+
+const f = (v: number, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : "-");
+const pad = (s: string, n: number) => s.padStart(n);
 
 try {
-  console.log(`bench-bot: ${BOTS} bots × ${SECONDS} s against the local Teams fixture`);
-  const results = await Promise.allSettled(Array.from({ length: BOTS }, (_, i) => runBot(i + 1)));
-  console.log("bot  join→recording  CPU(%core)  PSS(MB)  recorded(s)  gaps>100ms");
-  results.forEach((r, i) => {
-    if (r.status === "rejected") return console.log(`${String(i + 1).padStart(3)}  failed: ${String(r.reason)}`);
-    const b = r.value;
-    console.log(`${String(i + 1).padStart(3)}  ${(b.joinMs / 1000).toFixed(2).padStart(13)} s  ${b.cpuPct.toFixed(1).padStart(10)}  ${b.pssMb.toFixed(0).padStart(7)}  ${b.seconds.toFixed(2).padStart(11)}  ${String(b.gaps).padStart(10)}`);
-  });
-  const ok = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
-  if (ok.length > 0) {
-    const avg = (f: (b: Bot) => number): string => (ok.reduce((s, b) => s + f(b), 0) / ok.length).toFixed(1);
-    console.log(`mean: join ${avg((b) => b.joinMs / 1000)} s, CPU ${avg((b) => b.cpuPct)} %, PSS ${avg((b) => b.pssMb)} MB, gaps ${avg((b) => b.gaps)}`);
+  console.log(`bench-bot: ${machine()}`);
+  console.log(`settings: BENCH_BOTS=${BOTS} BENCH_SECONDS=${SECONDS} BENCH_SINGLE_JOINS=${SINGLE} BENCH_BURST=${BURST} WARM_WORKERS=${WARM} video guard ${env.BENCH_VIDEO_GUARD === "0" ? "OFF" : "on"}`);
+
+  if (WARM > 0) {
+    const id = await readyWarm();
+    await sleep(3000);
+    const cpu = await cpuPercent(markerOf(id ?? ""), IDLE_SECONDS);
+    const pss = await pssMb(markerOf(id ?? ""));
+    console.log(`idle warm worker: CPU ${f(cpu, 2)} % of a core, PSS ${f(pss, 0)} MB (over ${IDLE_SECONDS} s)`);
   }
+
+  const singles: { ms: number; warm: boolean }[] = [];
+  for (let i = 1; i <= SINGLE; i++) {
+    await readyWarm();
+    const r = await joinToLobby(i);
+    singles.push(r);
+    await stop(r.id);
+  }
+  if (singles.length > 0) {
+    const ms = singles.map((s) => s.ms / 1000);
+    console.log(`join → lobby, single${WARM > 0 ? " on a warm worker" : " (cold)"} (n=${ms.length}, ${singles.filter((s) => s.warm).length} warm): p50 ${f(percentile(ms, 50), 2)} s  p95 ${f(percentile(ms, 95), 2)} s`);
+  }
+
+  if (BURST > 0) {
+    await readyWarm();
+    console.log(`burst: ${machine()}`);
+    const burst = await Promise.all(Array.from({ length: BURST }, (_, i) => joinToLobby(100 + i)));
+    const ms = burst.map((b) => b.ms / 1000);
+    console.log(`join → lobby, ${BURST} at once (${burst.filter((b) => b.warm).length} warm): p50 ${f(percentile(ms, 50), 2)} s  p95 ${f(percentile(ms, 95), 2)} s  max ${f(Math.max(...ms), 2)} s`);
+    await Promise.all(burst.map((b) => stop(b.id)));
+  }
+
+  const byMode = new Map<boolean, Steady[]>();
+  for (const video of VIDEO_MODES) {
+    await readyWarm();
+    console.log(`\nsteady, video ${video ? "on (3 × 1280×720 30 fps)" : "off"}: ${BOTS} bots × ${SECONDS} s; ${machine()}`);
+    const results = await Promise.allSettled(Array.from({ length: BOTS }, (_, i) => steadyBot(i + 1, video)));
+    console.log("bot  video  join→rec(s)  CPU(%core)  PSS(MB)  rec-vs-wall(%)  recorded(s)  joined→ended(s)  gaps>100ms  frames decoded");
+    results.forEach((r, i) => {
+      if (r.status === "rejected") return console.log(`${pad(String(i + 1), 3)}  failed: ${String(r.reason)}`);
+      const b = r.value;
+      console.log(`${pad(String(i + 1), 3)}  ${pad(video ? "on" : "off", 5)}  ${pad(f(b.joinMs / 1000, 2), 11)}  ${pad(f(b.cpu), 10)}  ${pad(f(b.pss, 0), 7)}  ${pad(f(b.driftPct, 2), 14)}  ${pad(f(b.recordedSec, 2), 11)}  ${pad(f(b.wallSec, 2), 15)}  ${pad(String(b.gaps), 10)}  ${pad(b.framesDecoded === null ? "-" : String(b.framesDecoded), 14)}`);
+    });
+    const ok = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    byMode.set(video, ok);
+    if (ok.length > 0) {
+      console.log(`mean (video ${video ? "on" : "off"}): CPU ${f(mean(ok.map((b) => b.cpu)))} % core, PSS ${f(mean(ok.map((b) => b.pss)), 0)} MB, gaps ${ok.reduce((s, b) => s + b.gaps, 0)} in all, max |rec-vs-wall| ${f(Math.max(...ok.map((b) => Math.abs(b.driftPct))), 2)} %, join→rec p95 ${f(percentile(ok.map((b) => b.joinMs / 1000), 95), 2)} s`);
+    }
+  }
+  const on = byMode.get(true);
+  const off = byMode.get(false);
+  if (on?.length && off?.length) console.log(`video cost per bot (mean CPU on − off): ${f(mean(on.map((b) => b.cpu)) - mean(off.map((b) => b.cpu)), 2)} % of a core`);
+  console.log(`end: ${machine()}`);
 } finally {
-  await server.stop({ graceMs: 5_000 });
+  await server.stop({ graceMs: 10_000 });
   await fixture.close();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -1,21 +1,32 @@
 /**
  * Starts the whole service on a port: database (migrated), app, HTTP server, and a graceful
- * stop: stop accepting, let features finish (sessions leave their meetings), drain in-flight
- * requests, close the database. Used by main.ts and by the test harness.
+ * stop: readiness fails and the listener closes at once (new connections are refused), bots
+ * start leaving their meetings while the requests in flight finish (their responses say
+ * `Connection: close`), then the features close, and the database last, once nothing can use it.
+ * Used by main.ts and by the test harness.
  */
-import type { AddressInfo } from "node:net";
-import { createServer, type Server } from "node:http";
+import { Server, type AddressInfo } from "node:net";
+import { createServer, type Server as HttpServer } from "node:http";
 import type { Config } from "./config/index.ts";
 import { openDatabase, type Database } from "./db/client.ts";
 import { createApp, type AppDependencies, type AppInstance } from "./app/create-app.ts";
 import type { Logger } from "../shared/log/logger.ts";
+import { createRequestDrain, type RequestDrain } from "./http/drain.ts";
+
+/** After SIGTERM, how long idle keep-alive connections stay open for a client's next request. */
+const IDLE_WINDOW_MS = 2_000;
 
 export interface RunningServer {
   url: string;
   port: number;
-  server: Server;
+  server: HttpServer;
   instance: AppInstance;
   database: Database;
+  /** HTTP requests in flight (for a stop's drain and for metrics). */
+  requests: RequestDrain;
+  /** Cluster mode: stop taking sessions and wait for the running ones, still serving (#19); a no-op otherwise. */
+  handOver(): Promise<void>;
+  /** `graceMs`: how long requests in flight may take before their connections are cut. */
   stop(options?: { graceMs?: number }): Promise<void>;
 }
 
@@ -32,7 +43,16 @@ export async function startServer(
     await database.close();
     throw error;
   }
-  const server = createServer(instance.app);
+  const requests = createRequestDrain();
+  const server = createServer(requests.wrap(instance.app));
+  // Upgrades (WebSockets) never reach Express: the app's hooks and routes take them, else 404.
+  // Upgraded sockets leave the HTTP server's books: kept here so a stop can end them.
+  const upgraded = new Set<{ destroy(): void }>();
+  server.on("upgrade", (req, socket, head) => {
+    upgraded.add(socket);
+    socket.once("close", () => upgraded.delete(socket));
+    void instance.upgrade(req, socket, head);
+  });
   // Ingest streams and long uploads must not be cut by Node's default 5-minute request timeout.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;
@@ -49,14 +69,42 @@ export async function startServer(
     server,
     instance,
     database,
+    requests,
+    handOver: () => instance.handOver(),
     stop(options = {}) {
       stopping ??= (async () => {
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        instance.drain();
+        requests.start();
+        // Stop listening (new connections are refused) but keep idle keep-alive connections:
+        // http.Server#close would drop them at once, racing a client that is just sending its
+        // next request on one (a reset: a lost request). Their next answer says
+        // `Connection: close` instead; the ones still idle are closed once the requests are done.
+        const closed = new Promise<void>((resolve) => Server.prototype.close.call(server, () => resolve()));
+        const graceMs = options.graceMs ?? 10_000;
+        const cut = new Promise<"cut">((resolve) => setTimeout(() => resolve("cut"), graceMs).unref());
+        const drained = (async () => {
+          // A keep-alive client may be between two requests now: give it the window to send its
+          // next one (answered, with `Connection: close`) before idle connections are closed.
+          const open = await new Promise<number>((resolve) => server.getConnections((error, count) => resolve(error ? 1 : count)));
+          if (open > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(IDLE_WINDOW_MS, graceMs)));
+          while (requests.inFlight > 0) await requests.idle();
+          return "drained" as const;
+        })();
+        const requestsDone = Promise.race([drained, cut]).then((how) => {
+          if (how === "cut") {
+            logger.warn({ in_flight: requests.inFlight, grace_ms: graceMs }, "requests still running at the end of the grace period; closing their connections");
+            server.closeAllConnections();
+          } else server.closeIdleConnections();
+        });
+        await instance.close({ requestsDone });
+        // A client that connected but never sent a request.
         server.closeIdleConnections();
-        await instance.close();
-        const grace = setTimeout(() => server.closeAllConnections(), options.graceMs ?? 10_000);
+        const lingering = setTimeout(() => {
+          server.closeAllConnections();
+          for (const socket of upgraded) socket.destroy();
+        }, 1_000);
         await closed;
-        clearTimeout(grace);
+        clearTimeout(lingering);
         await database.close();
       })();
       return stopping;

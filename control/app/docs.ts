@@ -5,9 +5,10 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import express from "express";
+import { projectPath } from "../../shared/runtime/layout.ts";
 import type { Feature } from "./feature.ts";
 
-const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { name: string; version: string; description: string };
+const pkg = JSON.parse(readFileSync(projectPath("package.json"), "utf8")) as { name: string; version: string; description: string };
 export const PACKAGE = { name: pkg.name, version: pkg.version, description: pkg.description };
 
 const assets = createRequire(import.meta.url).resolve("swagger-ui-dist/package.json").replace(/package\.json$/, "");

@@ -8,6 +8,7 @@ import type { AuditEvent, DeliveryHooks, HostHooks, PasswordHasher } from "../ap
 import type { Logger } from "../../shared/log/logger.ts";
 import type { SignInStore } from "./sign-in/sign-in-store.ts";
 import type { SessionStore } from "./tokens/session-store.ts";
+import type { Store } from "express-rate-limit";
 
 export interface AuthContext {
   config: Config;
@@ -26,4 +27,6 @@ export interface AuthContext {
   audit(event: AuditEvent): void;
   /** `LocalLogin:EndpointPrefix`, normalised (leading slash, no trailing slash). */
   prefix: string;
+  /** The rate limiter's shared store in cluster mode (#19); in memory when absent. */
+  rateLimitStore?: Store;
 }

@@ -3,6 +3,7 @@
  * under `LocalLogin:EndpointPrefix` in this one place (conventions 1). Each route module is added
  * with one line in `mountRoutes` below.
  */
+import { clusterSettings } from "../cluster/settings.ts";
 import { Router } from "express";
 import { ConfigError } from "../config/index.ts";
 import type { Feature, FeatureContext, MountedFeature } from "../app/feature.ts";
@@ -35,6 +36,7 @@ import { emailRoutes } from "./routes/email.ts";
 import { magicLinkRoutes } from "./routes/magic-link.ts";
 import { adminUserRoutes } from "./routes/admin-users.ts";
 import { invitationRoutes } from "./routes/invitations.ts";
+import { resealTotpSecrets } from "./twofactor/secret-rotation.ts";
 
 /** What every route module receives. */
 export interface AuthRouteDeps {
@@ -95,8 +97,14 @@ export const authFeature: Feature = {
   async mount(feature): Promise<MountedFeature> {
     if (!feature.config.LocalLogin.Enabled) return {};
     const ctx = buildAuthContext(feature);
+    // Cluster mode (#19): one rate-limit budget for every instance, counted in PostgreSQL.
+    const sharedLimits = clusterSettings(feature.config)
+      ? await (await import("../cluster/rate-limit-store.ts")).sharedRateLimitStore(feature.config.server.DATABASE_URL, feature.logger)
+      : null;
+    ctx.rateLimitStore = sharedLimits?.store;
     ctx.hooks = await resolveHooks(feature.config, feature.host.hooks, feature.logger, { now: feature.now });
     checkHooks(ctx);
+    if (feature.config.TwoFactor.Enabled) await resealTotpSecrets(ctx);
     // Loaded now so a bad key fails startup (ConfigError naming the entry), not the first login.
     const keys = await signingKeysFor(feature.config);
     const router = Router();
@@ -106,12 +114,14 @@ export const authFeature: Feature = {
     const registry = feature.registry;
     const refreshStore = refreshStoreFor(feature.database.driver);
     mountRoutes({ ctx, target: { router, prefix: ctx.prefix, registry }, background, keys, refreshStore, router, registry });
+    sharedLimits?.watch();
     feature.app.use(ctx.prefix || "/", router);
     const stopSweep = startSweep(ctx);
     return {
       async close() {
         await stopSweep();
         await background.drain();
+        await sharedLimits?.close();
       },
     };
   },

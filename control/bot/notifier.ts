@@ -5,6 +5,8 @@
  */
 import type { Logger } from "../../shared/log/logger.ts";
 import type { EndReason, SessionStatus } from "../../shared/journal/records.ts";
+import type { ErrorCode } from "../../shared/recording/error-codes.ts";
+import type { AutomaticLeave } from "../../shared/session/automatic-leave.ts";
 import { createWebhookOutbox, type WebhookOutbox } from "../webhooks/index.ts";
 
 export interface Notifier {
@@ -16,8 +18,11 @@ export interface Notifier {
     previous: SessionStatus | null;
     at: Date;
     errorMessage?: string | null;
+    errorCode?: ErrorCode | null;
     endReason?: EndReason | null;
     recordingFile?: string | null;
+    /** The session's instance when another instance reports for it (takeover, #19). */
+    instanceId?: string;
   }): Promise<void>;
   finished(e: {
     sessionId: string;
@@ -27,6 +32,20 @@ export interface Notifier {
     endReason: EndReason;
     recordingFile: string | null;
     errorMessage: string | null;
+    errorCode?: ErrorCode | null;
+    evidenceFiles?: string[];
+    automaticLeave?: AutomaticLeave | null;
+    at: Date;
+    /** Where the speaker timeline was stored (issue #17), null without one. */
+    timelineFile?: string | null;
+  }): Promise<void>;
+  /** `participant_joined` / `participant_left` (issue #17), only with WEBHOOK_EVENTS. */
+  participant(e: {
+    sessionId: string;
+    reference: string | null;
+    event: "joined" | "left";
+    participant: { id: string; name: string; label: string | null };
+    offsetSeconds: number | null;
     at: Date;
   }): Promise<void>;
   start(): Promise<void>;
@@ -34,8 +53,13 @@ export interface Notifier {
   idle(): Promise<void>;
 }
 
-export function createNotifier(options: { url?: string; secret?: string; events: boolean; dir: string; logger: Logger }): Notifier {
+export function createNotifier(options: { url?: string; secret?: string; events: boolean; dir: string; logger: Logger; instanceId?: string }): Notifier {
   const { url, events, logger } = options;
+  // Cluster mode names the session's instance in every event (decisions.md "Additions").
+  const instance = (id?: string): { instance_id?: string } => {
+    const value = id ?? options.instanceId;
+    return value === undefined ? {} : { instance_id: value };
+  };
   const outbox: WebhookOutbox | null = url ? createWebhookOutbox({ dir: options.dir, url, secret: options.secret, logger }) : null;
   const enqueue = async (sessionId: string, payload: Parameters<WebhookOutbox["enqueue"]>[1]): Promise<void> => {
     if (!outbox) return;
@@ -58,7 +82,9 @@ export function createNotifier(options: { url?: string; secret?: string; events:
         end_reason: e.endReason ?? null,
         recording_file: e.recordingFile ?? null,
         error_message: e.errorMessage ?? null,
+        error_code: e.status === "error" ? (e.errorCode ?? "internal") : null,
         timestamp: e.at.toISOString(),
+        ...instance(e.instanceId),
       });
     },
     async finished(e) {
@@ -71,7 +97,24 @@ export function createNotifier(options: { url?: string; secret?: string; events:
         end_reason: e.endReason,
         recording_file: e.recordingFile,
         error_message: e.errorMessage,
+        error_code: e.status === "error" ? (e.errorCode ?? "internal") : null,
+        evidence_files: e.evidenceFiles ?? [],
+        automatic_leave: e.automaticLeave ?? null,
+        timeline_file: e.timelineFile ?? null,
         timestamp: e.at.toISOString(),
+        ...instance(),
+      });
+    },
+    async participant(e) {
+      if (!events) return;
+      await enqueue(e.sessionId, {
+        event: e.event === "joined" ? "participant_joined" : "participant_left",
+        session_id: e.sessionId,
+        reference: e.reference,
+        participant: e.participant,
+        offset_seconds: e.offsetSeconds,
+        timestamp: e.at.toISOString(),
+        ...instance(),
       });
     },
     start: async () => outbox?.start(),

@@ -6,6 +6,7 @@
  */
 import { join, resolve } from "node:path";
 import { JOURNAL_DIR_NAME, journalPath } from "../../shared/journal/index.ts";
+import { TIMELINE_JOURNAL_NAME } from "../../shared/timeline/index.ts";
 import type { RecordingFormat } from "../../shared/journal/records.ts";
 
 export interface SessionPaths {
@@ -14,6 +15,8 @@ export interface SessionPaths {
   sessionDir: string;
   recording: string;
   workDir: string;
+  /** The speaker timeline's journal, written by the worker's observer (shared/timeline). */
+  timeline: string;
 }
 
 export function journalDirOf(recordingsDir: string): string {
@@ -29,7 +32,14 @@ export function sessionPaths(recordingsDir: string, sessionId: string, format: R
     sessionDir,
     recording: join(sessionDir, `recording.${format}`),
     workDir: join(journalDir, `${sessionId}.work`),
+    timeline: join(sessionDir, TIMELINE_JOURNAL_NAME),
   };
 }
+
+/** #16: a session's evidence (screenshots, page HTML, console, steps.json). */
+export const evidenceRootOf = (recordingsDir: string): string => join(resolve(recordingsDir), ".evidence");
+export const evidenceDirOf = (recordingsDir: string, sessionId: string): string => join(evidenceRootOf(recordingsDir), sessionId);
+/** Stored timelines kept for `GET /sessions/{id}/timeline` whatever the storage backend (issue #17). */
+export const timelineCacheDirOf = (recordingsDir: string): string => join(resolve(recordingsDir), ".timelines");
 
 export const webhookDirOf = (recordingsDir: string): string => join(resolve(recordingsDir), ".webhooks");

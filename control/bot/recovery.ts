@@ -6,12 +6,21 @@
  * the journal: the worker finished, the upload was still pending) keeps that status and resumes
  * its upload; one that was still running is the crash path: repair, store, `interrupted`. Rows
  * left running without a journal become `interrupted` too. A damaged journal never stops the start.
+ *
+ * In cluster mode (#19, `instanceId` set) a start touches only its own sessions: rows of other
+ * instances are theirs (or the takeover's) to end, a journal whose row names another instance is
+ * left alone, and a session another instance already marked `interrupted` (`instance_lost`) keeps
+ * that end: its recording is repaired and stored and its one `finished` webhook sent, with no
+ * second `status_changed`.
  */
 import { join } from "node:path";
+import { TIMELINE_JOURNAL_NAME } from "../../shared/timeline/index.ts";
 import { listJournals, readJournal, summarizeJournal, type JournalSummary } from "../../shared/journal/index.ts";
 import { FINAL_STATUSES } from "../../shared/ipc/messages.ts";
 import type { SessionStatus } from "../../shared/journal/records.ts";
-import { journalDirOf } from "./paths.ts";
+import { errorCodeSchema } from "../../shared/recording/error-codes.ts";
+import { evidenceDirOf, journalDirOf } from "./paths.ts";
+import { automaticLeaveOf } from "./session-view.ts";
 import type { SessionRepo } from "./session-repo.ts";
 import { finalizeSession, type FinalizeDeps } from "./supervisor/finalize.ts";
 import { killSessionProcesses } from "./supervisor/orphans.ts";
@@ -25,7 +34,7 @@ export interface RecoveryResult {
   recovered: string[];
 }
 
-export async function recoverSessions(deps: FinalizeDeps & { repo: SessionRepo; recordingsDir: string }): Promise<RecoveryResult> {
+export async function recoverSessions(deps: FinalizeDeps & { repo: SessionRepo; recordingsDir: string; instanceId?: string }): Promise<RecoveryResult> {
   const log = deps.logger.child({ component: "recovery" });
   const journalDir = journalDirOf(deps.recordingsDir);
   const recovered: string[] = [];
@@ -55,6 +64,11 @@ export async function recoverSessions(deps: FinalizeDeps & { repo: SessionRepo; 
     }
     seen.add(session.session_id);
     if (summary.finished) continue;
+    const owner = deps.instanceId === undefined ? null : ((await deps.repo.find(session.session_id))?.instanceId ?? null);
+    if (owner !== null && owner !== deps.instanceId) {
+      log.error({ path: entry.path, session_id: session.session_id, instance: owner }, "journal of a session another instance runs; skipped");
+      continue;
+    }
     const sessionDir = join(journalDir, session.session_id);
     const killed = await killSessionProcesses(sessionDir);
     if (killed.length > 0) log.warn({ session_id: session.session_id, pids: killed }, "killed processes left by the previous run");
@@ -69,6 +83,8 @@ export async function recoverSessions(deps: FinalizeDeps & { repo: SessionRepo; 
     }, runningOrJoining(summary.lastStatus));
     const row = await deps.repo.find(session.session_id);
     const previous = (row?.status ?? summary.lastStatus ?? null) as SessionStatus | null;
+    // Marked by another instance while this one was gone: that end stands (cluster mode).
+    const lost = row?.endReason === "instance_lost";
     // The session had ended before the restart: only its storage (or webhook) was left to do.
     const ended = summary.lastStatus !== null && FINAL_STATUSES.has(summary.lastStatus);
     recovered.push(session.session_id);
@@ -81,14 +97,18 @@ export async function recoverSessions(deps: FinalizeDeps & { repo: SessionRepo; 
         format: session.format,
         status: ended && summary.lastStatus ? summary.lastStatus : "interrupted",
         previous,
-        endReason: ended ? (summary.endReason ?? "interrupted") : "interrupted",
+        endReason: ended ? (summary.endReason ?? "interrupted") : lost ? "instance_lost" : "interrupted",
         errorMessage: ended ? summary.errorMessage : null,
+        errorCode: ended ? (errorCodeSchema.safeParse(summary.errorCode).data ?? null) : null,
+        evidenceDir: evidenceDirOf(deps.recordingsDir, session.session_id),
+        automaticLeave: row ? automaticLeaveOf(row) : null,
         recordingPath: session.record ? summary.recordingPath : null,
         needsRepair: !summary.recordingClosed,
         startedAt: row?.joinedAt ?? new Date(session.created_at),
         storedLocation: summary.storedLocation,
         pendingFileName: summary.uploadPending,
         journalPath: entry.path,
+        timelinePath: join(sessionDir, TIMELINE_JOURNAL_NAME),
         cleanup: [sessionDir, `${sessionDir}.work`],
       }).catch((err: unknown) => log.error({ err, session_id: session.session_id }, "recovery of a session failed; retried at the next start")),
     );
@@ -96,6 +116,8 @@ export async function recoverSessions(deps: FinalizeDeps & { repo: SessionRepo; 
   // Rows a crashed run left "running" with no journal to recover from: nothing to store.
   for (const row of await deps.repo.listRunning()) {
     if (seen.has(row.id)) continue;
+    // Cluster mode: another instance's running session is never this start's to end.
+    if (deps.instanceId !== undefined && row.instanceId !== deps.instanceId) continue;
     recovered.push(row.id);
     log.warn({ session_id: row.id }, "session left running without a journal; marking it interrupted");
     work.push(

@@ -7,6 +7,8 @@ import type { BotSession } from "../../prisma/generated/sqlite/client.ts";
 import type { Db } from "../db/client.ts";
 import { isUniqueViolation } from "../db/client.ts";
 import type { EndReason, RecordingFormat, SessionStatus } from "../../shared/journal/records.ts";
+import type { ErrorCode } from "../../shared/recording/error-codes.ts";
+import type { AutomaticLeave } from "../../shared/session/automatic-leave.ts";
 import { FINAL_STATUSES } from "../../shared/ipc/messages.ts";
 
 export const RUNNING_STATUSES: readonly SessionStatus[] = ["joining", "lobby", "recording", "connected"];
@@ -19,15 +21,22 @@ export interface NewSession {
   record: boolean;
   format: RecordingFormat;
   createdAt: Date;
+  /** #16: the request's automatic_leave, stored as sent. */
+  automaticLeave?: AutomaticLeave | null;
 }
 
 export interface FinalFields {
   status: SessionStatus;
   endReason: EndReason;
   errorMessage: string | null;
+  /** shared/recording/error-codes.ts with status `error` (disk_full, storage_failed, ...), else null. */
+  errorCode?: ErrorCode | null;
   recordingFile: string | null;
-  recordingBytes: number | null;
+  /** A 64-bit column: a 4-hour WAV is 2.7 GB (issue #15). */
+  recordingBytes: number | bigint | null;
   endedAt: Date;
+  /** The stored speaker timeline (issue #17); left as it is when absent. */
+  timelineFile?: string | null;
 }
 
 export type CreateOutcome = { created: true; row: BotSession } | { created: false; row: BotSession };
@@ -61,6 +70,7 @@ export class SessionRepo {
             record: input.record,
             recordingFormat: input.format,
             createdAt: input.createdAt,
+            automaticLeave: input.automaticLeave ? JSON.stringify(input.automaticLeave) : null,
           },
         });
         return { created: true, row };
@@ -110,17 +120,30 @@ export class SessionRepo {
 
   /** The one final write: status, outcome, file; frees the reference for a new session. */
   async finish(id: string, fields: FinalFields): Promise<BotSession | null> {
+    const recordingBytes = fields.recordingBytes === null ? null : BigInt(fields.recordingBytes);
+    // The one place a session gets its final status: an error code only goes with `error`.
+    const errorCode = fields.status === "error" ? (fields.errorCode ?? "internal") : null;
     await this.db.botSession.updateMany({
       where: { id },
-      data: { ...fields, activeReference: null },
+      data: { ...fields, recordingBytes, errorCode, activeReference: null },
     });
     return this.find(id);
   }
 
-  list(filter: { status?: SessionStatus; reference?: string }): Promise<BotSession[]> {
+  /**
+   * Newest first, `limit` rows after `after` (the last row of the previous page, by its
+   * createdAt and id: a keyset, so a page is stable while new sessions arrive).
+   */
+  list(filter: { status?: SessionStatus; reference?: string }, page: { limit?: number; after?: { createdAt: Date; id: string } } = {}): Promise<BotSession[]> {
+    const after = page.after;
     return this.db.botSession.findMany({
-      where: { ...(filter.status ? { status: filter.status } : {}), ...(filter.reference !== undefined ? { reference: filter.reference } : {}) },
+      where: {
+        ...(filter.status ? { status: filter.status } : {}),
+        ...(filter.reference !== undefined ? { reference: filter.reference } : {}),
+        ...(after ? { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] } : {}),
+      },
       orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      ...(page.limit !== undefined ? { take: page.limit } : {}),
     });
   }
 

@@ -91,6 +91,11 @@ export const twoFactorSchema = z
     MaxChallengeAttempts: int(5, 1, 100),
     /** Window of the `FreshSecondFactor` policy on `toa_2fa_at` (login-service.md, Authentication 4). */
     FreshnessWindow: duration("00:05:00", 1000),
+    /** AES-256-GCM key sealing TOTP secrets at rest: base64 of 32 bytes (twofactor/secret-keys.ts). */
+    SecretKey: text(),
+    SecretKeyVersion: int(1, 1, 1_000_000),
+    /** Version number → key of that version; secrets sealed under them still open and are re-sealed. */
+    RetiredSecretKeys: z.record(z.string(), z.string()).default({}),
   })
   .strict();
 
@@ -114,6 +119,12 @@ export const oidcSchema = z
     Algorithms: list(["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]),
     ClockSkew: duration("00:00:30"),
     RequireHttpsMetadata: bool(true),
+    /**
+     * Accept the provider's ID tokens as bearer tokens (issue #14 finding 4). Off by default: an ID
+     * token is minted for a client to read, not for an API to trust (OIDC Core 2, RFC 9068), and
+     * one leaked from a browser would otherwise open the API. Accepted ones never prove `auth_time`.
+     */
+    AcceptIdTokens: bool(false),
   })
   .strict();
 

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { bool, decimal, int, list, oneOf, text, textDefault } from "./fields.ts";
+import { clusterShape } from "./cluster-schema.ts";
 
 export const botSchema = z
   .object({
@@ -14,6 +15,8 @@ export const botSchema = z
     MAX_RECORDING_MINUTES: decimal(240, 0.01),
     /** Each bot is one Chromium (~400 MB PSS, ~15% of a core): 8 fit the 2-core reference box. */
     MAX_CONCURRENT_SESSIONS: int(8, 1, 1000),
+    /** Workers kept ready (PulseAudio + Chromium on a blank page) for the next /join; 0 = none. */
+    WARM_WORKERS: int(1, 0, 64),
     MEETING_ALLOWED_HOSTS: list(["teams.microsoft.com", "teams.live.com"]),
     BOT_DISPLAY_NAME: textDefault("Meeting Recorder"),
     MIC_PLAYBACK_ENABLED: bool(false),
@@ -28,6 +31,17 @@ export const botSchema = z
     /** How long a SIGTERM waits for sessions to leave and close their files before the crash path. */
     SHUTDOWN_GRACE_SECONDS: int(20, 0, 3600),
     CHROMIUM_PATH: textDefault("/usr/bin/chromium"),
+    /** Free space RECORDINGS_DIR keeps beyond every session's worst case; /join answers 507 below it. */
+    MIN_FREE_DISK_MB: decimal(512, 0),
+    /** Days a finished session's journal stays in RECORDINGS_DIR/.sessions (decimals allowed). */
+    JOURNAL_RETENTION_DAYS: decimal(7, 0),
+    /** #16: a join that reaches neither the lobby nor the call in this time ends `prejoin_stuck`. */
+    JOIN_TIMEOUT_SECONDS: decimal(120, 1, 3600),
+    /** #16: evidence folders (RECORDINGS_DIR/.evidence/<id>) older than this are deleted. */
+    EVIDENCE_RETENTION_DAYS: decimal(14, 0.00001, 3650),
+    ...clusterShape,
+    /** Follow participants and speakers and store a timeline beside each recording (issue #17). */
+    SPEAKER_TIMELINE: bool(true),
   })
   .strict();
 
@@ -37,6 +51,8 @@ export const serverSchema = z
     HOST: textDefault("0.0.0.0"),
     DATABASE_URL: textDefault("file:./data/app.db"),
     LOG_LEVEL: oneOf(["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),
+    /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`. */
+    METRICS_TOKEN: text(),
   })
   .strict()
   .superRefine((v, ctx) => {

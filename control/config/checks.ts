@@ -4,7 +4,9 @@
  * Every failure is one ConfigError line: the key and what to do.
  */
 import { webhookSecretProblem } from "../webhooks/deliver.ts";
+import { checkClusterConfig } from "../cluster/settings.ts";
 import { ConfigError } from "./error.ts";
+import { WAV_MAX_MINUTES } from "../bot/disk/budget.ts";
 import type { Config } from "./schema.ts";
 
 export type ConfigCheck = (config: Config) => void;
@@ -77,7 +79,37 @@ const webhooks: ConfigCheck = (config) => {
   if (problem !== null) throw new ConfigError("WEBHOOK_SECRET", problem);
 };
 
-const CHECKS: ConfigCheck[] = [signingKey, trustedDevices, adminRole, smtp, links, webhooks];
+/** TOTP secrets are sealed with AES-256-GCM: each key must be exactly 32 bytes (issue #14). */
+const twoFactorSecretKeys: ConfigCheck = (config) => {
+  const tf = config.TwoFactor;
+  const bad = (text: string): boolean => {
+    const trimmed = text.trim();
+    return !/^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed) || Buffer.from(trimmed, "base64").length !== 32;
+  };
+  const howTo = "must be base64 of exactly 32 bytes (AES-256); generate one with `openssl rand -base64 32`";
+  if (tf.SecretKey !== undefined && bad(tf.SecretKey)) throw new ConfigError("TwoFactor:SecretKey", howTo);
+  for (const [version, key] of Object.entries(tf.RetiredSecretKeys)) {
+    if (!/^\d+$/.test(version)) throw new ConfigError(`TwoFactor:RetiredSecretKeys:${version}`, "entries are keyed by their version number");
+    if (bad(key)) throw new ConfigError(`TwoFactor:RetiredSecretKeys:${version}`, howTo);
+  }
+};
+
+/**
+ * A WAV's RIFF sizes are 32-bit: 4 GiB is ~372.8 minutes at 48 kHz stereo 16-bit, and the file
+ * holds the lobby wait too (ffmpeg records from before the join). Longer settings would lose the
+ * end of the longest meetings, so they are refused at the start (FLAC has no such limit).
+ */
+const recordingLimit: ConfigCheck = (config) => {
+  const { RECORDING_FORMAT, MAX_RECORDING_MINUTES, MEETING_WAIT_FOR_LOBBY } = config.bot;
+  if (RECORDING_FORMAT !== "wav" || MAX_RECORDING_MINUTES + MEETING_WAIT_FOR_LOBBY <= WAV_MAX_MINUTES) return;
+  const most = Math.floor((WAV_MAX_MINUTES - MEETING_WAIT_FOR_LOBBY) * 100) / 100;
+  throw new ConfigError(
+    "MAX_RECORDING_MINUTES",
+    `a WAV holds at most ${WAV_MAX_MINUTES.toFixed(1)} minutes (4 GiB at 48 kHz stereo 16-bit), lobby wait included: with MEETING_WAIT_FOR_LOBBY ${MEETING_WAIT_FOR_LOBBY}, set MAX_RECORDING_MINUTES to ${most} or less, or RECORDING_FORMAT=flac`,
+  );
+};
+
+const CHECKS: ConfigCheck[] = [signingKey, trustedDevices, adminRole, smtp, links, webhooks, twoFactorSecretKeys, recordingLimit, checkClusterConfig];
 
 export function runConfigChecks(config: Config): void {
   for (const check of CHECKS) check(config);

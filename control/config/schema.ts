@@ -52,5 +52,5 @@ export const PLAIN_KEYS = {
 } as const;
 
 function serverKeys(): string[] {
-  return ["PORT", "HOST", "DATABASE_URL", "LOG_LEVEL"];
+  return ["PORT", "HOST", "DATABASE_URL", "LOG_LEVEL", "METRICS_TOKEN"];
 }

@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
+import { projectPath } from "../../shared/runtime/layout.ts";
 
 export type Provider = "sqlite" | "postgresql";
 
@@ -14,7 +15,7 @@ export interface Migration {
   checksum: string;
 }
 
-export const defaultMigrationsRoot = new URL("../../prisma/migrations/", import.meta.url).pathname;
+export const defaultMigrationsRoot = projectPath("prisma", "migrations");
 
 export async function readMigrations(provider: Provider, root = defaultMigrationsRoot): Promise<Migration[]> {
   const dir = join(root, provider);

@@ -22,10 +22,12 @@ export const ERRORS = {
   not_found: { status: 404, message: "Not found.", auth: { kind: "oauth", error: "not_found" } },
   method_not_allowed: { status: 405, message: "Method Not Allowed", auth: { kind: "errors" } },
   conflict: { status: 409, message: "This conflicts with the current state.", auth: { kind: "errors" } },
+  upgrade_required: { status: 426, message: "Connect with a WebSocket client (Upgrade: websocket).", auth: { kind: "errors" } },
   payload_too_large: { status: 413, message: "The request body is too large.", auth: { kind: "errors" } },
   unsupported_media_type: { status: 415, message: "Send the body as application/json.", auth: { kind: "errors" } },
   too_many_requests: { status: 429, message: "Too many requests. Try again later.", auth: { kind: "errors" } },
   notification_failed: { status: 502, message: "The change was made but the notification could not be delivered.", auth: { kind: "oauth", error: "notification_failed" } },
+  insufficient_storage: { status: 507, message: "There is not enough disk space for this request.", auth: { kind: "errors" } },
   service_unavailable: { status: 503, message: "The service cannot take this request now.", auth: { kind: "oauth", error: "temporarily_unavailable" } },
   internal: { status: 500, message: "Internal server error.", auth: { kind: "oauth", error: "server_error" } },
 } as const satisfies Record<string, CatalogueEntry>;

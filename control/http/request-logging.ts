@@ -15,9 +15,9 @@ import type { RequestHandler } from "express";
 import { pinoHttp } from "pino-http";
 import type { Logger } from "../../shared/log/logger.ts";
 
-/** Secrets in paths (ingest tokens, token/code query parameters) never reach the log. */
+/** Secrets in paths (ingest and listen tokens, token/code query parameters) never reach the log. */
 export function redactPath(url: string): string {
-  return url.replace(/(\/ingest\/)[^/?]+/, "$1[redacted]").replace(/([?&](token|code)=)[^&]+/gi, "$1[redacted]");
+  return url.replace(/(\/ingest\/)[^/?]+/, "$1[redacted]").replace(/(\/listen\/)[^/?]+/, "$1[redacted]").replace(/([?&](token|code)=)[^&]+/gi, "$1[redacted]");
 }
 
 function requestId(_req: IncomingMessage, res: ServerResponse): string {

@@ -56,5 +56,11 @@ export function mountRoute<BS extends z.ZodType | undefined = undefined, QS exte
       next(error);
     }
   };
-  target.router[spec.method](path, ...before, run);
+  const template = `${target.prefix}${path}` || "/";
+  // The route template for metrics (control/metrics/http.ts), set before any `before` can refuse.
+  const named = (_req: Request, res: Response, next: NextFunction): void => {
+    res.locals.route = template;
+    next();
+  };
+  target.router[spec.method](path, named, ...before, run);
 }

@@ -9,7 +9,8 @@ export interface StoreInput {
   reference: string | null;
   /** `<session_id>_<YYYYMMDD>_<HHMMSS>.<ext>` in UTC (decisions.md); see recording-file-name.ts. */
   fileName: string;
-  contentType: RecordingContentType;
+  /** The recording's type, or JSON for the speaker timeline stored beside it (issue #17). */
+  contentType: RecordingContentType | "application/json";
 }
 
 export interface StoreResult {

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../../shared/log/logger.ts";
 import type { RecordingStore, StoreInput, StoreResult } from "./recording-store.ts";
 import { errorMessage, StorageError } from "./storage-error.ts";
+import { metrics } from "../metrics/index.ts";
 
 export interface RetryOptions {
   logger: Logger;
@@ -51,16 +52,19 @@ export async function uploadWithRetry(
     signal?.addEventListener("abort", forward, { once: true });
     try {
       const result = await store.store(input, attemptAbort.signal);
+      metrics.upload(store.kind, "stored");
       if (attempt > 1) log.info({ attempt, location: result.location }, "recording stored after retrying");
       return result;
     } catch (error) {
       if (signal?.aborted) throw aborted(store, input, error);
       const failure = asStorageError(store, error);
       if (failure.permanent) {
+        metrics.upload(store.kind, "failed");
         log.error({ attempt, code: failure.code, err: failure.message }, "recording upload failed permanently; local copy kept");
         throw failure;
       }
       const delayMs = Math.round(backoffDelay(attempt, minDelayMs, maxDelayMs));
+      metrics.uploadRetry(store.kind);
       log.warn({ attempt, delayMs, err: errorMessage(error) }, "recording upload failed; retrying");
       try {
         await sleep(delayMs, undefined, { signal });

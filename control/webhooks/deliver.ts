@@ -1,4 +1,3 @@
-import { got } from "got";
 import { Webhook } from "standardwebhooks";
 import type { StoredEvent } from "./store.ts";
 
@@ -63,19 +62,27 @@ export async function attemptDelivery(event: StoredEvent, options: AttemptOption
     headers["webhook-signature"] = options.signer.sign(event.webhook_id, sentAt, body);
   }
   try {
-    const response = await got.post(options.url, {
+    const response = await fetch(options.url, {
+      method: "POST",
       body,
       headers,
-      timeout: { request: options.timeoutMs },
-      retry: { limit: 0 },
-      throwHttpErrors: false,
-      followRedirect: false,
-      signal: options.signal,
+      redirect: "manual",
+      signal: AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]),
     });
-    const status = response.statusCode;
+    // Only the status counts: the body is dropped so the connection is free again.
+    await response.body?.cancel().catch(() => undefined);
+    const status = response.status;
     return status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status };
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    return { ok: false, error: typeof code === "string" ? code : String(error) };
+    return { ok: false, error: failureCode(error) };
   }
+}
+
+/** What failed, as a short code for the log: ECONNREFUSED and the like, ETIMEDOUT, AbortError. */
+function failureCode(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } }).cause;
+  if (typeof cause?.code === "string") return cause.code;
+  const name = (error as { name?: unknown }).name;
+  if (name === "TimeoutError") return "ETIMEDOUT";
+  return typeof name === "string" && name !== "TypeError" ? name : String(error);
 }

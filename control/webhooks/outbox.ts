@@ -4,6 +4,7 @@ import { fullJitterDelay } from "./backoff.ts";
 import { attemptDelivery, createSigner } from "./deliver.ts";
 import { webhookPayloadSchema, type WebhookPayload } from "./payload.ts";
 import { assertSafeSessionId, newStoredEvent, OutboxStore, type StoredEvent } from "./store.ts";
+import { addOutboxSource, metrics } from "../metrics/index.ts";
 
 export interface WebhookOutboxOptions {
   /** Directory of pending events; created if absent. Must not be shared by two live outboxes. */
@@ -30,6 +31,8 @@ export interface WebhookOutbox {
   close(): Promise<void>;
   /** Resolves when no event is pending in this outbox. */
   idle(): Promise<void>;
+  /** Sessions the outbox holds state for in memory; 0 once every queue has drained. */
+  trackedSessions(): number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -66,6 +69,7 @@ export function createWebhookOutbox(options: WebhookOutboxOptions): WebhookOutbo
   let started = false;
   let closed = false;
   let loaded: Promise<void> | null = null;
+  let removeSource: (() => void) | undefined;
 
   const queueOf = (sessionId: string): SessionQueue => {
     let queue = queues.get(sessionId);
@@ -109,10 +113,12 @@ export function createWebhookOutbox(options: WebhookOutboxOptions): WebhookOutbo
     for (let attempt = 0; ; attempt++) {
       if (closed) return "closed";
       if (now() - event.enqueued_at >= maxAgeMs) {
+        metrics.webhookDeadLetter();
         logger.error({ ...context, attempts: attempt, max_age_ms: maxAgeMs }, "webhook not accepted in time; moved to dead-letter");
         return "expired";
       }
       const outcome = await attemptDelivery(event, { url: options.url, signer, timeoutMs: attemptTimeoutMs, signal: abort.signal });
+      metrics.webhookAttempt(outcome.ok ? "delivered" : "failed");
       if (outcome.ok) {
         logger.debug({ ...context, attempts: attempt + 1, status: outcome.status }, "webhook delivered");
         return "delivered";
@@ -152,12 +158,18 @@ export function createWebhookOutbox(options: WebhookOutboxOptions): WebhookOutbo
     }
   };
 
-  const kick = (queue: SessionQueue): void => {
+  const kick = (queue: SessionQueue, sessionId: string): void => {
     if (!started || closed || queue.pump) return;
     queue.pump = runQueue(queue).finally(() => {
       queue.pump = null;
       // An event enqueued while the loop was finishing must not be stranded.
-      if (queue.items.length > 0) kick(queue);
+      if (queue.items.length > 0) kick(queue, sessionId);
+      else if (!closed && queues.get(sessionId) === queue) {
+        // Drained: forget the session, so the maps hold only sessions with events in flight
+        // (a later event starts a new queue; file names stay unique through the webhook id).
+        queues.delete(sessionId);
+        nextSeq.delete(sessionId);
+      }
     });
   };
 
@@ -186,7 +198,7 @@ export function createWebhookOutbox(options: WebhookOutboxOptions): WebhookOutbo
       const queue = queueOf(sessionId);
       queue.items.push({ event, durable });
       pending++;
-      kick(queue);
+      kick(queue, sessionId);
       if (!(await durable)) throw failure;
     },
 
@@ -194,17 +206,21 @@ export function createWebhookOutbox(options: WebhookOutboxOptions): WebhookOutbo
       if (closed) throw new Error("webhook outbox is closed");
       await load();
       started = true;
-      for (const queue of queues.values()) kick(queue);
+      removeSource ??= addOutboxSource({ depth: () => pending, oldestAgeMs: () => Math.max(0, ...[...queues.values()].map((q) => (q.items[0] ? now() - q.items[0].event.enqueued_at : 0))) });
+      for (const [sessionId, queue] of queues) kick(queue, sessionId);
     },
 
     async close() {
       if (closed) return;
       closed = true;
+      removeSource?.();
       abort.abort();
       await loaded?.catch(() => undefined);
       await Promise.all([...queues.values()].map((queue) => queue.pump));
       await Promise.all(writes);
     },
+
+    trackedSessions: () => queues.size + [...nextSeq.keys()].filter((id) => !queues.has(id)).length,
 
     idle() {
       if (pending === 0) return Promise.resolve();

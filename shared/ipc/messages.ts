@@ -6,6 +6,8 @@
 import { z } from "zod";
 
 import { endReasonSchema, sessionStatusSchema, type SessionStatus } from "../journal/records.ts";
+import { errorCodeSchema } from "../recording/error-codes.ts";
+import { automaticLeaveSchema } from "../session/automatic-leave.ts";
 
 export { endReasonSchema, sessionStatusSchema };
 export type { EndReason, SessionStatus } from "../journal/records.ts";
@@ -32,8 +34,34 @@ export const initSchema = z.object({
   mic: z.object({ enabled: z.boolean(), disableNoiseSuppression: z.boolean() }),
   chromiumPath: z.string(),
   logLevel: z.string(),
+  /** #16: the join (link to lobby or call) fails `prejoin_stuck` after this long (JOIN_TIMEOUT_SECONDS). */
+  joinTimeoutMs: z.number().positive().optional(),
+  /** #16: RECORDINGS_DIR/.evidence/<session_id>: screenshots, page HTML, console, steps.json. */
+  evidenceDir: z.string().optional(),
+  /** #16: the `/join` request's automatic_leave (lobbyWaitMs and maxRecordingMs already applied). */
+  automaticLeave: automaticLeaveSchema.nullable().optional(),
+  /** The speaker timeline's journal (shared/timeline); beside the recording when absent. */
+  timelinePath: z.string().optional(),
+  /** SPEAKER_TIMELINE: false leaves the page unobserved (no timeline, no participant events). */
+  observe: z.boolean().optional(),
 });
 export type InitMessage = z.infer<typeof initSchema>;
+
+/**
+ * A warm worker (control/bot/warm-pool/): sent instead of `init` as the first message. The worker
+ * starts PulseAudio and Chromium on a blank page in `workDir` (the future session's folder: the
+ * pool names the worker by the id its session will take), answers `warmed`, and waits for `init`
+ * without a deadline. A `stop` or a disconnect before `init` closes everything and ends it.
+ */
+export const warmSchema = z.object({
+  type: z.literal("warm"),
+  sessionId: z.string().uuid(),
+  workDir: z.string(),
+  mic: z.boolean(),
+  chromiumPath: z.string(),
+  logLevel: z.string(),
+});
+export type WarmMessage = z.infer<typeof warmSchema>;
 
 export const stopSchema = z.object({ type: z.literal("stop"), reason: z.enum(["stopped_by_api", "shutdown"]) });
 export const pingSchema = z.object({ type: z.literal("ping"), id: z.number() });
@@ -47,13 +75,15 @@ export const requestSchema = z.object({
 });
 export type WorkerRequest = z.infer<typeof requestSchema>;
 
-export const toWorkerSchema = z.discriminatedUnion("type", [initSchema, stopSchema, pingSchema, requestSchema]);
+export const toWorkerSchema = z.discriminatedUnion("type", [initSchema, warmSchema, stopSchema, pingSchema, requestSchema]);
 export type ToWorker = z.infer<typeof toWorkerSchema>;
 
 // ------------------------------------------------------------------ worker → control
 
 export const readySchema = z.object({ type: z.literal("ready"), pids: z.record(z.string(), z.number()) });
-export const initFailedSchema = z.object({ type: z.literal("initFailed"), message: z.string() });
+/** A warm worker's PulseAudio and Chromium are up; `init` may come. */
+export const warmedSchema = z.object({ type: z.literal("warmed"), pids: z.record(z.string(), z.number()) });
+export const initFailedSchema = z.object({ type: z.literal("initFailed"), message: z.string(), errorCode: errorCodeSchema.optional() });
 export const statusSchema = z.object({
   type: z.literal("status"),
   status: sessionStatusSchema,
@@ -61,16 +91,31 @@ export const statusSchema = z.object({
   at: z.string(),
   endReason: endReasonSchema.nullable().optional(),
   errorMessage: z.string().nullable().optional(),
+  errorCode: errorCodeSchema.nullable().optional(),
   joinedAt: z.string().nullable().optional(),
 });
 export type StatusMessage = z.infer<typeof statusSchema>;
 export const participantsSchema = z.object({ type: z.literal("participants"), count: z.number().int().nullable() });
+/** Someone joined or left the call (issue #17), for the `participant_joined` / `participant_left` webhooks. */
+export const participantEventSchema = z.object({
+  type: z.literal("participantEvent"),
+  event: z.enum(["joined", "left"]),
+  participant: z.object({ id: z.string(), name: z.string(), label: z.string().nullable() }),
+  /** Seconds on the recording's clock, as in the timeline file. */
+  offsetSeconds: z.number().nullable(),
+  at: z.string(),
+});
+export type ParticipantEventMessage = z.infer<typeof participantEventSchema>;
 /** Sent once, after the bot left and the recording file is closed (before the process exits). */
 export const finishedSchema = z.object({
   type: z.literal("finished"),
   status: sessionStatusSchema,
   endReason: endReasonSchema,
   errorMessage: z.string().nullable(),
+  /** #16: set with status `error`, null otherwise. */
+  errorCode: errorCodeSchema.nullable().optional(),
+  /** #16: evidence files written under init.evidenceDir. */
+  evidenceFiles: z.array(z.string()).optional(),
   recordingPath: z.string().nullable(),
   recordingBytes: z.number().int().nullable(),
   at: z.string(),
@@ -87,5 +132,15 @@ export const responseSchema = z.object({
 });
 export type WorkerResponse = z.infer<typeof responseSchema>;
 
-export const fromWorkerSchema = z.discriminatedUnion("type", [readySchema, initFailedSchema, statusSchema, participantsSchema, finishedSchema, pongSchema, responseSchema]);
+export const fromWorkerSchema = z.discriminatedUnion("type", [
+  readySchema,
+  warmedSchema,
+  initFailedSchema,
+  statusSchema,
+  participantsSchema,
+  participantEventSchema,
+  finishedSchema,
+  pongSchema,
+  responseSchema,
+]);
 export type FromWorker = z.infer<typeof fromWorkerSchema>;

@@ -25,6 +25,11 @@ export const endReasonSchema = z.enum([
   "lobby_timeout",
   "error",
   "interrupted",
+  // #16: automatic_leave rules of a /join
+  "silence",
+  "only_bots",
+  /** Cluster mode (#19): the session's instance stopped answering; another instance marked it. */
+  "instance_lost",
 ]);
 export type EndReason = z.infer<typeof endReasonSchema>;
 
@@ -54,6 +59,8 @@ export const statusRecordSchema = z.object({
   at: isoTime,
   end_reason: endReasonSchema.optional(),
   error_message: z.string().optional(),
+  /** shared/recording/error-codes.ts, with status `error` (#16). */
+  error_code: z.string().optional(),
 });
 
 export const recordingStartedRecordSchema = z.object({
@@ -75,6 +82,27 @@ export const recordingRepairedRecordSchema = z.object({
   path: z.string(),
   bytes: z.number().int().nonnegative(),
   duration_sec: z.number().nonnegative(),
+  at: isoTime,
+});
+
+/**
+ * Written by the worker when the bot gets into the call: where in the recording (seconds from its
+ * first sample, measured on a monotonic clock) the admission was seen. Every path that keeps the
+ * file (a clean stop, the crash path, a restart) trims its head from this (issue #15).
+ */
+export const admittedRecordSchema = z.object({
+  type: z.literal("admitted"),
+  /** Null when the session does not record. */
+  recording_offset_sec: z.number().nonnegative().nullable(),
+  at: isoTime,
+});
+
+/** The head up to the admission (less the margin) is gone from the file; never trimmed twice. */
+export const recordingTrimmedRecordSchema = z.object({
+  type: z.literal("recording_trimmed"),
+  path: z.string(),
+  offset_sec: z.number().nonnegative(),
+  bytes: z.number().int().nonnegative(),
   at: isoTime,
 });
 
@@ -109,6 +137,8 @@ export const journalRecordSchema = z.discriminatedUnion("type", [
   recordingStartedRecordSchema,
   recordingClosedRecordSchema,
   recordingRepairedRecordSchema,
+  admittedRecordSchema,
+  recordingTrimmedRecordSchema,
   uploadPendingRecordSchema,
   storedRecordSchema,
   finishedRecordSchema,

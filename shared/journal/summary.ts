@@ -9,12 +9,22 @@ export interface JournalSummary {
   lastStatus: SessionStatus | null;
   endReason: EndReason | null;
   errorMessage: string | null;
+  /** The status record's `error_code` (#16), null when none was journalled. */
+  errorCode: string | null;
   /** Recording path from `recording_started`, else the one planned in the `session` record. */
   recordingPath: string | null;
   recordingStarted: boolean;
   /** ffmpeg exited cleanly (`recording_closed`) or recovery repaired it (`recording_repaired`). */
   recordingClosed: boolean;
   recordingBytes: number | null;
+  /** When ffmpeg opened its input (wall clock of `recording_started`). */
+  recordingStartedAt: string | null;
+  /** Wall clock of the first `recording`/`connected` status (a fallback for journals without `admitted`). */
+  inCallAt: string | null;
+  /** Admission's place in the recording from the `admitted` record (monotonic clock). */
+  admittedOffsetSec: number | null;
+  /** A `recording_trimmed` record: the head is already cut. */
+  trimmed: boolean;
   /** An upload (or local store) was planned here but not confirmed by `stored`. */
   uploadPending: string | null;
   /** Where the recording was stored, from the last `stored` record. */
@@ -28,10 +38,15 @@ export function summarizeJournal(records: readonly JournalRecord[]): JournalSumm
     lastStatus: null,
     endReason: null,
     errorMessage: null,
+    errorCode: null,
     recordingPath: null,
     recordingStarted: false,
     recordingClosed: false,
     recordingBytes: null,
+    recordingStartedAt: null,
+    inCallAt: null,
+    admittedOffsetSec: null,
+    trimmed: false,
     uploadPending: null,
     storedLocation: null,
   };
@@ -45,10 +60,21 @@ export function summarizeJournal(records: readonly JournalRecord[]): JournalSumm
         summary.lastStatus = record.status;
         if (record.end_reason !== undefined) summary.endReason = record.end_reason;
         if (record.error_message !== undefined) summary.errorMessage = record.error_message;
+        if (record.error_code !== undefined) summary.errorCode = record.error_code;
+        if (record.status === "recording" || record.status === "connected") summary.inCallAt ??= record.at;
         break;
       case "recording_started":
         summary.recordingStarted = true;
         summary.recordingPath = record.path;
+        summary.recordingStartedAt = record.at;
+        break;
+      case "admitted":
+        summary.admittedOffsetSec = record.recording_offset_sec;
+        break;
+      case "recording_trimmed":
+        summary.trimmed = true;
+        summary.recordingPath = record.path;
+        summary.recordingBytes = record.bytes;
         break;
       case "recording_closed":
       case "recording_repaired":

@@ -21,7 +21,11 @@ export const REDACTED_PATHS: readonly string[] = [
   "*.deviceToken",
   "*.device_token",
   "*.secret",
-  "*.code",
+  // Second-factor codes by the names requests use; not `*.code`, which would blank `err.code`
+  // (ENOSPC, ECONNREFUSED, P2002), the one field that says what went wrong.
+  "*.body.code",
+  "*.recoveryCode",
+  "*.totpCode",
   "*.recoveryCodes",
   "*.challenge",
   // Delivery links embed the raw reset / verification / magic-link / invitation token.

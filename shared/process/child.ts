@@ -23,6 +23,8 @@ export interface SpawnChildOptions {
   /** Called with each stderr line, after it is logged (e.g. to parse ffmpeg banners). */
   onStderrLine?: (line: string) => void;
   onStdoutLine?: (line: string) => void;
+  /** Binary stdout (raw PCM): the caller reads `process.stdout` itself; nothing is split into lines. */
+  binaryStdout?: boolean;
 }
 
 export interface StopOptions {
@@ -78,7 +80,7 @@ export function spawnChild(options: SpawnChildOptions): Child {
   log.debug({ command: options.command, args: options.args }, "child spawned");
 
   const tail: string[] = [];
-  pipeLines(proc.stdout, (line) => {
+  if (!options.binaryStdout) pipeLines(proc.stdout, (line) => {
     log.debug({ stream: "stdout" }, line);
     options.onStdoutLine?.(line);
   });

@@ -31,9 +31,9 @@ export async function isAlive(pid: number): Promise<boolean> {
 
 /** Resolves true once the pid is gone, false when still alive after timeoutMs. */
 export async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   while (await isAlive(pid)) {
-    if (Date.now() >= deadline) return false;
+    if (performance.now() >= deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   return true;

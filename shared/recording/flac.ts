@@ -1,7 +1,8 @@
+import { execFile, type ExecFileException } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { open, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { execa } from "execa";
+import { promisify } from "node:util";
 import { fsyncDir, TEMP_PREFIX } from "../journal/durable-fs.ts";
 import { UnrepairableRecordingError, type RepairResult } from "./errors.ts";
 
@@ -60,13 +61,13 @@ export async function repairFlac(path: string): Promise<RepairResult> {
 
   const temp = join(dirname(path), `${TEMP_PREFIX}${randomBytes(6).toString("hex")}-${basename(path)}`);
   try {
-    const run = await execa(
-      "ffmpeg",
-      ["-nostdin", "-hide_banner", "-v", "error", "-i", path, "-map", "0:a:0", "-c:a", "flac", "-f", "flac", "-y", temp],
-      { reject: false, stdin: "ignore" },
+    const args = ["-nostdin", "-hide_banner", "-v", "error", "-i", path, "-map", "0:a:0", "-c:a", "flac", "-f", "flac", "-y", temp];
+    const failure = await promisify(execFile)("ffmpeg", args).then(
+      () => null,
+      (error: ExecFileException & { stderr?: string }) => error,
     );
-    if (run.exitCode !== 0) {
-      throw new UnrepairableRecordingError(path, `ffmpeg exited ${String(run.exitCode)}: ${run.stderr.slice(-500)}`);
+    if (failure) {
+      throw new UnrepairableRecordingError(path, `ffmpeg exited ${String(failure.code ?? failure.signal)}: ${(failure.stderr ?? "").slice(-500)}`);
     }
     const after = await readFlacStreamInfo(temp);
     const handle = await open(temp, "r");

@@ -1,8 +1,11 @@
-import { execa } from "execa";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+
+const execFileAsync = promisify(execFile);
 
 /** Duration in seconds as ffprobe reads it from the container; null when it cannot tell. */
 export async function probeDuration(path: string): Promise<number | null> {
-  const { stdout } = await execa("ffprobe", [
+  const { stdout } = await execFileAsync("ffprobe", [
     "-v",
     "error",
     "-show_entries",

@@ -41,7 +41,7 @@ describe("local tokens signed with LocalLogin:SigningKey (HS256)", () => {
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(
       { ...(res.body as Record<string, unknown>), claims: undefined },
-      { userId: "local-user-1", local: true, issuer: "toamaisutaa", subject: "local-user-1", sessionId: "family-1", amr: ["pwd"], roles: [], claims: undefined },
+      { userId: "local-user-1", local: true, issuer: "toamaisutaa", subject: "local-user-1", sessionId: "family-1", amr: ["pwd"], roles: [], accessToken: true, claims: undefined },
     );
     assert.equal((await app.request("GET", "/auth/probe/admin", { token })).status, 403);
     const admin = await localToken(app.config, { sub: "the-admin" });

@@ -93,10 +93,10 @@ for (const provider of providers()) {
       assert.equal(decodePayload(pair.access_token).toa_2fa_required, true);
       const plain = await app.login("Dee", PASSWORD);
       assert.equal(decodePayload((plain.body as TokenPair).access_token).toa_2fa_required, true);
-      const start = await app.request("POST", "/auth/2fa/totp/enroll", { token: pair.access_token });
+      const start = await app.request("POST", "/auth/2fa/totp/enroll", { token: pair.access_token, body: { currentPassword: PASSWORD } });
       const secret = (start.body as { secret: string }).secret;
       app.secrets.add(secret);
-      const confirm = await app.request("POST", "/auth/2fa/totp/confirm", { token: pair.access_token, body: { code: freshCode(app, secret) } });
+      const confirm = await app.request("POST", "/auth/2fa/totp/confirm", { token: pair.access_token, body: { code: freshCode(app, secret), currentPassword: PASSWORD } });
       for (const c of (confirm.body as { recoveryCodes: string[] }).recoveryCodes) app.secrets.add(c);
       const r = await verify(app, await challengeFor(app, "Dee"), freshCode(app, secret));
       assert.equal(decodePayload((r.body as TokenPair).access_token).toa_2fa_required, undefined);

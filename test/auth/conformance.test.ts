@@ -194,7 +194,7 @@ for (const provider of providers()) {
       const pair = login.body as { access_token: string; refresh_token: string };
       assert.equal((await app.request("GET", "/identity/my-sessions", { token: pair.access_token })).status, 200);
       assert.equal((await app.request("GET", "/identity/my-devices", { token: pair.access_token })).status, 200);
-      assert.equal((await app.request("POST", "/identity/2fa/totp/enroll", { token: pair.access_token })).status, 200);
+      assert.equal((await app.request("POST", "/identity/2fa/totp/enroll", { token: pair.access_token, body: { currentPassword: PASSWORD } })).status, 200);
       assert.equal((await app.request("POST", "/identity/password/forgot", { body: { email: "moved@example.com" } })).status, 204);
       const refreshed = await app.request("POST", "/identity/refresh", { body: { refreshToken: pair.refresh_token } });
       assert.equal(refreshed.status, 200);

@@ -77,11 +77,12 @@ describe("passkeys in Chromium (sqlite)", () => {
     await app.close();
   });
 
-  async function registerPasskey(token: string, label: string): Promise<{ id: string; label: string }> {
-    const options = await app.request("POST", "/auth/passkeys/registration/options", { token });
+  /** `proof` is the step-up proof of issue #14: the current password unless the token has a fresh second factor. */
+  async function registerPasskey(token: string, label: string, proof: { currentPassword?: string } = { currentPassword: PASSWORD }): Promise<{ id: string; label: string }> {
+    const options = await app.request("POST", "/auth/passkeys/registration/options", { token, body: proof });
     assert.equal(options.status, 200, options.text);
     const response = await createCredential(page, options.body);
-    const done = await app.request("POST", "/auth/passkeys/registration/verify", { token, body: { response, label } });
+    const done = await app.request("POST", "/auth/passkeys/registration/verify", { token, body: { response, label, ...proof } });
     assert.equal(done.status, 201, done.text);
     return done.body as { id: string; label: string };
   }
@@ -124,18 +125,20 @@ describe("passkeys in Chromium (sqlite)", () => {
     assert.equal(again.status, 401);
 
     const other = await app.register("Quinn", "quinn@example.com");
-    assert.equal((await app.request("DELETE", `/auth/passkeys/${registered.id}`, { token: other.pair.access_token })).status, 404, "foreign id");
+    assert.equal((await app.request("DELETE", `/auth/passkeys/${registered.id}`, { token: other.pair.access_token, body: { currentPassword: PASSWORD } })).status, 404, "foreign id");
+    assert.equal((await app.request("DELETE", `/auth/passkeys/${registered.id}`, { token: pair.access_token })).status, 400, "no proof: the registration token has no fresh second factor");
     assert.equal((await app.request("DELETE", `/auth/passkeys/${registered.id}`, { token: signedIn.access_token })).status, 204);
     assert.equal(await app.db.passkey.count({ where: { userId } }), 0);
     const plain = await app.login("Pia", PASSWORD);
     assert.ok((plain.body as TokenPair).access_token, "no second factor left: tokens");
   });
 
-  test("a second passkey needs a fresh second factor; a password change deletes every passkey", async () => {
+  test("a second passkey needs the password or a fresh second factor; a password change deletes every passkey", async () => {
     const { userId, pair } = await app.register("Pax", "pax@example.com");
     await registerPasskey(pair.access_token, "Phone");
     const stale = await app.request("POST", "/auth/passkeys/registration/options", { token: pair.access_token });
-    assert.equal(stale.status, 403, "the registration token has no second factor");
+    assert.equal(stale.status, 400, "the registration token has no second factor and no password was sent");
+    assert.ok(Array.isArray((stale.body as { errors?: unknown }).errors));
     const signedIn = await answerWithPasskey(await challengeFor(app, "Pax"));
     assert.equal(signedIn.status, 200);
     const token = (signedIn.body as TokenPair).access_token;
@@ -143,7 +146,7 @@ describe("passkeys in Chromium (sqlite)", () => {
     // A second authenticator (the first already holds this account's credential).
     await cdp.send("WebAuthn.removeVirtualAuthenticator", { authenticatorId });
     authenticatorId = await addAuthenticator();
-    await registerPasskey(token, "Key");
+    await registerPasskey(token, "Key", {});
     assert.equal(await app.db.passkey.count({ where: { userId } }), 2);
 
     const changed = await app.request("POST", "/auth/password", { token, body: { currentPassword: PASSWORD, newPassword: "a different passphrase" } });

@@ -35,10 +35,10 @@ for (const provider of providers()) {
       const refreshed = await app.request("POST", "/auth/refresh", { body: { refreshToken: (login.body as { refresh_token: string }).refresh_token } });
       assertNoStore(refreshed, "refresh");
 
-      const enroll = await app.request("POST", "/auth/2fa/totp/enroll", { token });
+      const enroll = await app.request("POST", "/auth/2fa/totp/enroll", { token, body: { currentPassword: PASSWORD } });
       assertNoStore(enroll, "totp enroll");
       const { secret } = enroll.body as { secret: string };
-      const confirm = await app.request("POST", "/auth/2fa/totp/confirm", { token, body: { code: freshCode(app, secret) } });
+      const confirm = await app.request("POST", "/auth/2fa/totp/confirm", { token, body: { code: freshCode(app, secret), currentPassword: PASSWORD } });
       assertNoStore(confirm, "totp confirm");
 
       const challenge = await app.request("POST", "/auth/login", { body: { identifier: "cache", password: PASSWORD } });

@@ -38,11 +38,11 @@ export async function registerEnrolled(app: AuthTestApp, userName: string): Prom
 }
 
 export async function enrol(app: AuthTestApp, token: string): Promise<{ secret: string; recoveryCodes: string[] }> {
-  const start = await app.request("POST", "/auth/2fa/totp/enroll", { token });
+  const start = await app.request("POST", "/auth/2fa/totp/enroll", { token, body: { currentPassword: PASSWORD } });
   assert.equal(start.status, 200, start.text);
   const { secret } = start.body as { secret: string; otpauthUri: string };
   app.secrets.add(secret);
-  const confirm = await app.request("POST", "/auth/2fa/totp/confirm", { token, body: { code: freshCode(app, secret) } });
+  const confirm = await app.request("POST", "/auth/2fa/totp/confirm", { token, body: { code: freshCode(app, secret), currentPassword: PASSWORD } });
   assert.equal(confirm.status, 200, confirm.text);
   const { recoveryCodes } = confirm.body as { recoveryCodes: string[] };
   for (const c of recoveryCodes) app.secrets.add(c);

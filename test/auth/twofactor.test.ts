@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { providers } from "../harness/databases.ts";
-import { decodePayload, startAuthApp, type AuthTestApp, type TokenPair } from "./helpers.ts";
+import { decodePayload, PASSWORD, startAuthApp, type AuthTestApp, type TokenPair } from "./helpers.ts";
 import { challengeFor, codeAt, enrol, freshCode, loginWith, registerEnrolled, signInWithCode, verify } from "./twofactor-helpers.ts";
 
 for (const provider of providers()) {
@@ -23,7 +23,7 @@ for (const provider of providers()) {
     test("enrolment: pending until confirmed, re-enrolment replaces a pending secret, a confirmed one is 409", async () => {
       const { pair } = await app.register("Enid", "enid@example.com");
       const token = pair.access_token;
-      const first = await app.request("POST", "/auth/2fa/totp/enroll", { token });
+      const first = await app.request("POST", "/auth/2fa/totp/enroll", { token, body: { currentPassword: PASSWORD } });
       assert.equal(first.status, 200, first.text);
       const { secret, otpauthUri } = first.body as { secret: string; otpauthUri: string };
       app.secrets.add(secret);
@@ -39,14 +39,14 @@ for (const provider of providers()) {
       const before = await loginWith(app, "Enid");
       assert.equal((before.body as TokenPair).access_token !== undefined, true);
 
-      const second = await app.request("POST", "/auth/2fa/totp/enroll", { token });
+      const second = await app.request("POST", "/auth/2fa/totp/enroll", { token, body: { currentPassword: PASSWORD } });
       const replaced = (second.body as { secret: string }).secret;
       app.secrets.add(replaced);
       assert.notEqual(replaced, secret);
-      const stale = await app.request("POST", "/auth/2fa/totp/confirm", { token, body: { code: freshCode(app, secret) } });
+      const stale = await app.request("POST", "/auth/2fa/totp/confirm", { token, body: { code: freshCode(app, secret), currentPassword: PASSWORD } });
       assert.equal(stale.status, 400, "the replaced secret no longer confirms");
 
-      const ok = await app.request("POST", "/auth/2fa/totp/confirm", { token, body: { code: freshCode(app, replaced) } });
+      const ok = await app.request("POST", "/auth/2fa/totp/confirm", { token, body: { code: freshCode(app, replaced), currentPassword: PASSWORD } });
       assert.equal(ok.status, 200, ok.text);
       const codes = (ok.body as { recoveryCodes: string[] }).recoveryCodes;
       for (const c of codes) app.secrets.add(c);
@@ -55,7 +55,7 @@ for (const provider of providers()) {
       const stored = await app.db.recoveryCode.findMany({});
       assert.ok(stored.every((row) => !codes.includes(row.codeHash)), "stored hashed");
 
-      const again = await app.request("POST", "/auth/2fa/totp/enroll", { token });
+      const again = await app.request("POST", "/auth/2fa/totp/enroll", { token, body: { currentPassword: PASSWORD } });
       assert.equal(again.status, 409);
       const challenge = await loginWith(app, "Enid");
       assert.equal((challenge.body as { two_factor_required: boolean }).two_factor_required, true);

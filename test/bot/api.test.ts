@@ -79,7 +79,7 @@ for (const provider of providers()) {
 
       // Status and participant count arrive as two messages: wait for both.
       const running = await waitForSession(app, id, (s) => s.status === "recording" && s.participant_count === 2);
-      for (const key of ["session_id", "meeting_url", "reference", "display_name", "status", "record", "recording_file", "error_message", "created_at", "joined_at", "ended_at", "duration_seconds", "end_reason", "recording_format", "recording_bytes", "participant_count"]) {
+      for (const key of ["session_id", "meeting_url", "reference", "display_name", "status", "record", "recording_file", "error_message", "created_at", "joined_at", "ended_at", "duration_seconds", "end_reason", "recording_format", "recording_bytes", "participant_count", "instance_id"]) {
         assert.ok(key in running, `status has ${key}`);
       }
       assert.match(String(running.created_at), ISO);
@@ -87,6 +87,7 @@ for (const provider of providers()) {
       assert.equal(running.ended_at, null);
       assert.equal(running.recording_format, "wav");
       assert.equal(running.participant_count, 2);
+      assert.equal(running.instance_id, null, "a single instance records no instance");
       const root = await app.request("GET", "/");
       assert.equal((root.body as Json).active_sessions, 1);
 

@@ -98,12 +98,14 @@ describe("recorder bot end to end (real worker, sqlite)", { timeout: 600_000, co
     assert.ok(Math.abs(heard.frequency - 660) <= 10, `frequency ${heard.frequency}`);
     const records = (await readJournal(paths.journal)).records;
     const started = records.find((r) => r.type === "recording_started");
-    assert.ok(started && startedAt.recordingStarted);
-    const expected = (killedAt - Date.parse(started.at)) / 1000;
-    // Nothing heard before the kill is lost (within 0.5 s). The file may run a little longer than
-    // this wall-clock estimate: `recording_started` is stamped when the worker's event loop sees
-    // ffmpeg's banner, which a loaded machine delays; audio captured before that is kept.
-    assert.ok(heard.durationSec >= expected - 0.5, `recorded ${heard.durationSec}s, ${expected}s ran until the kill`);
+    const admitted = records.find((r) => r.type === "admitted");
+    assert.ok(started && admitted && startedAt.recordingStarted);
+    // Issue #15: the repaired file is cut at the admission like a stopped one (0.5 s before it).
+    const expected = (killedAt - Date.parse(admitted.at)) / 1000 + 0.5;
+    const untrimmed = (killedAt - Date.parse(started.at)) / 1000;
+    // Nothing heard before the kill is lost (within 0.5 s), and the join before the admission is gone.
+    assert.ok(heard.durationSec >= expected - 0.5, `recorded ${heard.durationSec}s, ${expected}s ran from the admission until the kill`);
+    assert.ok(heard.durationSec <= expected + 1, `recorded ${heard.durationSec}s: not cut at the admission (${expected}s; ${untrimmed}s untrimmed)`);
     const hook = await receiver.waitFor((e) => e.event === "finished" && e.session_id === id);
     assert.equal(hook.status, "interrupted");
     assert.equal(hook.reference, "kill-me");

@@ -78,7 +78,7 @@ test("a journal whose session record names another id is skipped; nothing outsid
   assert.equal((await app.request("GET", "/")).status, 200);
   assert.ok(existsSync(join(dir, "victim", "keep.txt")), "a folder beside .sessions survives");
   assert.ok(existsSync(join(dir, ".sessions")), "the journal folder survives");
-  assert.deepEqual((await app.request("GET", "/sessions")).body, { sessions: [] });
+  assert.deepEqual((await app.request("GET", "/sessions")).body, { sessions: [], next_cursor: null });
 });
 
 test("an unfinished journal is recovered: row rebuilt, recording repaired and stored, webhook sent", { timeout: 120_000 }, async (t) => {

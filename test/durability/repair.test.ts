@@ -1,11 +1,11 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, stat, writeFile, copyFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { execa } from "execa";
+import { promisify } from "node:util";
 import {
   probeDuration,
   readFlacStreamInfo,
@@ -55,11 +55,12 @@ async function recordAndKill(t: TestContext, out: string, codec: string): Promis
 
 /** Decodes to mono s16le; fails the test if ffmpeg reports any decode error. */
 async function decodeClean(path: string): Promise<Int16Array> {
-  const run = await execa("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-ac", "1", "-f", "s16le", "-"], {
+  const run = await promisify(execFile)("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-ac", "1", "-f", "s16le", "-"], {
     encoding: "buffer",
+    maxBuffer: 1 << 30,
   });
-  assert.equal(Buffer.from(run.stderr).toString(), "", "ffmpeg decode errors");
-  const pcm = Buffer.from(run.stdout);
+  assert.equal(run.stderr.toString(), "", "ffmpeg decode errors");
+  const pcm = run.stdout;
   return new Int16Array(pcm.buffer, pcm.byteOffset, Math.floor(pcm.length / 2));
 }
 

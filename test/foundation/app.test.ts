@@ -106,7 +106,7 @@ describe("app shell", () => {
     assert.deepEqual((await t.request("GET", "/healthz")).body, { status: "ok" });
     const ready = await t.request("GET", "/readyz");
     assert.equal(ready.status, 200);
-    assert.deepEqual(ready.body, { status: "ready", problems: {} });
+    assert.deepEqual(ready.body, { status: "ready", problems: {}, parts: { probe: { status: "ready", problems: {} } } });
   });
 
   it("never logs authorization headers, cookies, bodies or tokens in paths", async () => {

@@ -85,4 +85,36 @@ describe("direct SQLite transactions beside Prisma's", () => {
     );
     assert.equal(await database.db.user.findUnique({ where: { id } }), null);
   });
+
+  test("plain Prisma writes and single statements issued during an open transaction wait for it and survive its rollback", async () => {
+    const driver = database.driver;
+    if (driver.kind !== "sqlite") return assert.fail("expected the SQLite driver");
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let opened!: () => void;
+    const isOpen = new Promise<void>((resolve) => (opened = resolve));
+    const prismaTx = database.db
+      .$transaction(async (tx) => {
+        await tx.user.create({ data: userData(randomUUID()) });
+        opened();
+        await held;
+        throw new Error("roll back on purpose");
+      })
+      .catch((error: Error) => error.message);
+    await isOpen;
+    const plain = Array.from({ length: 20 }, () => randomUUID());
+    const single = randomUUID();
+    let settled = 0;
+    const writes = Promise.all([
+      ...plain.map((id) => database.db.user.create({ data: userData(id) }).then(() => void (settled += 1))),
+      driver.run((db) => db.prepare(`INSERT INTO "User" ("id", "securityStamp", "updatedAt") VALUES (?, 's', ?)`).run(single, new Date().toISOString())).then(() => void (settled += 1)),
+    ]);
+    // Let every queued write try its luck while the transaction is open: none may finish inside it.
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(settled, 0, "no write ran inside the other transaction");
+    release();
+    assert.equal(await prismaTx, "roll back on purpose");
+    await writes;
+    assert.equal(await database.db.user.count({ where: { id: { in: [...plain, single] } } }), 21, "every write survived the rollback");
+  });
 });

@@ -24,7 +24,8 @@ const SCREENS: [string, string, string][] = [
   ["lobby text wins over call-view hints (§6)", '<p>Waiting to be admitted</p><button id="chat-button">Chat</button>', "lobby"],
   ["lobby: cancel button only (§6)", '<button data-tid="prejoin-cancel-button">Leave</button>', "lobby"],
   ["pre-join with a cancel button is not the lobby (§5)", '<input data-tid="prejoin-display-name-input"><button data-tid="prejoin-join-button">Join now</button><button data-tid="prejoin-cancel-button">Cancel</button>', "prejoin"],
-  ["denied: retry-cancel button only (§8)", '<button data-tid="calling-retry-cancelbutton">Cancel</button>', "denied"],
+  // Issue #15: a retry screen without a text we know is its own screen, not a denial.
+  ["retry-cancel button only is a retry screen, not a denial (§8)", '<button data-tid="calling-retry-cancelbutton">Cancel</button>', "retry_screen"],
   ["removed screen with retry-cancel stays removed (§9)", '<h1 id="calling-retry-screen-title">You have been removed from this meeting</h1><button data-tid="calling-retry-cancelbutton">Dismiss</button>', "removed"],
   ["couldn't-connect with retry-cancel stays an error (§8)", "<h1>Sorry, we couldn\u2019t connect you</h1><button data-tid=\"calling-retry-cancelbutton\">Cancel</button>", "cant_connect"],
   ["launcher: aria-label only (§1)", '<div role="button" aria-label="Join on this browser"></div>', "launcher"],
@@ -99,10 +100,11 @@ describe("teams-dom.md variants", { timeout: 60_000 }, () => {
     });
   }
 
-  test("declined in the lobby with only the retry-cancel button", async (t) => {
+  test("a retry screen with no known text in the lobby is an error, not a denial (issue #15)", async (t) => {
     const page = await pageWith(t, "<p>Someone will let you in soon</p>");
     const wait = waitForAdmission(page, { timeoutMs: 15_000, logger });
-    await page.evaluate(`document.getElementById("app").innerHTML = '<button data-tid="calling-retry-cancelbutton">Cancel</button>'`);
-    assert.equal(await wait, "denied");
+    await page.evaluate(`document.getElementById("app").innerHTML = '<h1>Something went wrong</h1><button data-tid="calling-retry-cancelbutton">Cancel</button>'`);
+    const result = await wait;
+    assert.ok(typeof result === "object" && /retry screen/.test(result.error), JSON.stringify(result));
   });
 });

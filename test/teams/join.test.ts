@@ -65,14 +65,15 @@ describe("joinMeeting", () => {
     });
   }
 
-  test("wrong link (unknown meeting, wrong passcode) ends in a clear error", TIMEOUT, async (t) => {
+  test("wrong link (unknown meeting) and wrong passcode end in their own clear errors", TIMEOUT, async (t) => {
     const { fixture, logger } = harness();
     const meeting = fixture.createMeeting();
     const page = await newPage(t, harness());
-    for (const url of [`${fixture.url}/meet/000000?p=x`, meeting.joinUrls.meet.replace(/p=[^&]+/, "p=wrong")]) {
-      const outcome = await joinMeeting(page, { url, displayName: "Bot", logger, timeoutMs: 20_000 });
-      assert.deepEqual(outcome, { kind: "error", message: "Teams says the meeting URL is incorrect; check the link." });
-    }
+    const unknown = await joinMeeting(page, { url: `${fixture.url}/meet/000000?p=x`, displayName: "Bot", logger, timeoutMs: 20_000 });
+    assert.deepEqual(unknown, { kind: "error", code: "meeting_not_found", message: "Teams says the meeting URL is incorrect; check the link." });
+    const wrong = await joinMeeting(page, { url: meeting.joinUrls.meet.replace(/p=[^&]+/, "p=wrong"), displayName: "Bot", logger, timeoutMs: 20_000 });
+    assert.equal(wrong.kind, "error");
+    assert.equal((wrong as { code: string }).code, "passcode_incorrect");
   });
 
   test("a page that never loads ends in an error, not a hang", TIMEOUT, async (t) => {
@@ -137,7 +138,8 @@ describe("waitForAdmission", () => {
     await page.locator('[data-tid="prejoin-join-button"]').waitFor();
     // Never joined: the wait must not report admission, and must not wait out a long lobby.
     const result = await waitForAdmission(page, { timeoutMs: 40_000, logger });
-    assert.deepEqual(typeof result === "object" ? Object.keys(result) : result, ["error"]);
+    assert.equal(typeof result, "object", String(result));
+    assert.equal((result as { code: string }).code, "prejoin_stuck");
     assert.match((result as { error: string }).error, /pre-join/);
   });
 });

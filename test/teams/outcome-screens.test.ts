@@ -90,7 +90,7 @@ describe("teams-dom.md outcome screens", { timeout: 90_000, concurrency: 4 }, ()
     const page = await pageWith(t, CALL);
     const set = (html: string) => page.evaluate(`document.getElementById("app").innerHTML = ${JSON.stringify(CALL + html)}`);
     assert.deepEqual(await pick(page), { badge: null, rosterRows: null, onlyOne: false }, "no badge: unknown");
-    await set('<span data-tid="toolbar-item-badge">3</span>');
+    await set('<button id="roster-button" aria-label="People">People<span data-tid="toolbar-item-badge">3</span></button>');
     assert.equal((await pick(page)).badge, "3");
     await set('<div aria-label="People"><div role="tree"><div data-tid="participantsInCall-a">A</div><div data-tid="participantsInCall-b">B</div></div></div>');
     assert.equal((await pick(page)).rosterRows, 2);

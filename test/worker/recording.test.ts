@@ -5,6 +5,8 @@ import { stat } from "node:fs/promises";
 import { after, before, test } from "node:test";
 import { dominantFrequency, findGaps, toneSpans } from "../helpers/audio/analysis.ts";
 import { channel, decodeToWav, readWav } from "../helpers/audio/wav.ts";
+import { readJournal, summarizeJournal } from "../../shared/journal/index.ts";
+import { trimOffsetFromJournal, trimRecording } from "../../shared/recording/index.ts";
 import { startTeamsFixture, type FixtureMeeting, type TeamsFixture } from "../fixture/teams/server.ts";
 import { finishedAndClean, startWorker, type WorkerRun } from "./harness.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
@@ -41,6 +43,12 @@ async function checkRecording(run: WorkerRun, meeting: FixtureMeeting, freq: num
   assert.equal(finished.endReason, "alone");
   assert.equal(finished.recordingPath, run.init.recordingPath);
   assert.equal(finished.recordingBytes, (await stat(run.init.recordingPath)).size);
+  if (run.init.format === "flac") {
+    // A FLAC is cut by the supervisor after `finished`, from the journal's `admitted` record.
+    const offset = trimOffsetFromJournal(summarizeJournal((await readJournal(run.init.journalPath)).records));
+    assert.ok(offset !== null, "the journal places the admission");
+    assert.equal((await trimRecording(run.init.recordingPath, "flac", offset)).failed, null);
+  }
 
   const path = run.init.format === "flac" ? await decodeToWav(run.init.recordingPath) : run.init.recordingPath;
   const wav = await readWav(path);

@@ -164,9 +164,9 @@ async function waitUntilReady(
   pactl: (args: string[]) => Promise<string>,
   timeoutMs: number,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   let lastError: unknown;
-  while (Date.now() < deadline) {
+  while (performance.now() < deadline) {
     if (child.hasExited) throw new Error("pulseaudio exited during start-up");
     try {
       await pactl(["info"]);

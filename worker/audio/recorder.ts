@@ -31,6 +31,8 @@ export interface Recorder {
   stop(options?: { timeoutMs?: number }): Promise<{ bytes: number; exit: RecorderExit }>;
   /** Immediate SIGKILL of the group (crash path); -flush_packets 1 keeps the file readable. */
   kill(): void;
+  /** ffmpeg's last stderr lines (why it stopped). */
+  stderrTail(): string[];
 }
 
 const DEFAULT_START_TIMEOUT_MS = 20_000;
@@ -142,6 +144,7 @@ export async function startRecorder(options: RecorderOptions): Promise<Recorder>
     outPath,
     exited,
     stop,
+    stderrTail: () => child.stderrTail(),
     kill: () => {
       expected = true;
       // Straight to the group, bypassing a stop() that may be waiting on a stuck ffmpeg.

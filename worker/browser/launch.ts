@@ -5,6 +5,7 @@ import type { Logger } from "../../shared/log/logger.ts";
 import { killProcessGroup } from "../../shared/process/group.ts";
 import { keepAudioServicePriority } from "./audio-priority.ts";
 import { chromiumProcesses, findBrowserPid, pssBytes } from "./processes.ts";
+import { installVideoGuard, videoGuardEnabled } from "./video-guard.ts";
 
 /** The default of CHROMIUM_PATH; the worker's `init.chromiumPath` overrides it. */
 export const CHROMIUM_PATH = "/usr/bin/chromium";
@@ -19,6 +20,11 @@ export function loadPlaywright(): Promise<{ chromium: BrowserType }> {
   playwright ??= import("playwright-core");
   return playwright;
 }
+
+/** The one language the bot's browser speaks (#16), whatever LANG, LANGUAGE and LC_* the host has. */
+export const BROWSER_LOCALE = "en-US";
+export const ACCEPT_LANGUAGES = "en-US,en";
+const ACCEPT_LANGUAGE_HEADER = "en-US,en;q=0.9";
 
 /** Flags measured to work headless in a container (media-pipeline.md). */
 export const CHROMIUM_ARGS: readonly string[] = [
@@ -35,6 +41,11 @@ export const CHROMIUM_ARGS: readonly string[] = [
   // daemon and no microphone permission, so nothing can be captured; the flag stays so that the
   // launch is the same either way.
   "--use-fake-ui-for-media-stream",
+  // #16: Teams renders the page in the browser's language; the adapter reads English. `--lang`
+  // alone loses to LANGUAGE in the environment (measured: navigator.language de-DE with
+  // LANGUAGE=de); `--accept-lang` and the context locale below pin it whatever the host says.
+  `--lang=${BROWSER_LOCALE}`,
+  `--accept-lang=${ACCEPT_LANGUAGES}`,
 ];
 
 export interface LaunchOptions {
@@ -52,6 +63,8 @@ export interface LaunchOptions {
   pulseLatencyMs?: number;
   /** How long close() lets Chromium shut down cleanly before killing it. */
   closeTimeoutMs?: number;
+  /** Keep incoming video from being received (video-guard.ts); default videoGuardEnabled(). */
+  videoGuard?: boolean;
 }
 
 export interface BrowserHandle {
@@ -91,7 +104,9 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserHand
   // A minimal environment: the host's PULSE_* or DISPLAY must not leak into a worker's browser.
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
-    LANG: process.env.LANG ?? "C.UTF-8",
+    // Never the host's LANG/LANGUAGE/LC_*: they would pick Chromium's UI language (#16).
+    LANG: "en_US.UTF-8",
+    LANGUAGE: "en_US:en",
     TZ: process.env.TZ ?? "UTC",
     ...options.pulseEnv,
     // libpulse's buffer override. Chromium's ~20 ms default underran into 100-300 ms gaps in
@@ -117,6 +132,8 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserHand
       args: [...CHROMIUM_ARGS, ...(options.extraArgs ?? [])],
       env,
       permissions: mic ? ["microphone"] : [],
+      locale: BROWSER_LOCALE,
+      extraHTTPHeaders: { "Accept-Language": ACCEPT_LANGUAGE_HEADER },
       timeout: options.launchTimeoutMs ?? DEFAULT_LAUNCH_TIMEOUT_MS,
       handleSIGINT: false,
       handleSIGTERM: false,
@@ -125,6 +142,13 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserHand
   } catch (err) {
     await rm(userDataDir, { recursive: true, force: true });
     throw new Error("Chromium did not launch", { cause: err });
+  }
+  if (options.videoGuard ?? videoGuardEnabled()) {
+    await installVideoGuard(context).catch(async (err: unknown) => {
+      await context.close().catch(() => undefined);
+      await rm(userDataDir, { recursive: true, force: true });
+      throw new Error("Chromium did not take the video guard", { cause: err });
+    });
   }
   const page = context.pages()[0] ?? (await context.newPage());
   const launchMs = performance.now() - started;

@@ -4,6 +4,7 @@ import {
   type FromWorker,
   type InitMessage,
   type ToWorker,
+  type WarmMessage,
   type WorkerRequest,
   type WorkerResponse,
 } from "../../shared/ipc/messages.ts";
@@ -22,6 +23,13 @@ export interface Channel {
 
 export type InitResult = { ok: true; init: InitMessage; channel: Channel } | { ok: false; message: string };
 
+/** A warm worker's hooks (worker/session/warm.ts): `warm` came first; it ended before `init`. */
+export interface WarmHooks {
+  onWarm(message: WarmMessage, send: Channel["send"]): void;
+  /** A `stop` or a disconnect before `init`: close what `onWarm` started and exit. */
+  onWarmEnd(): void;
+}
+
 /** Without init the worker has nothing to do; the supervisor sends it right after fork. */
 const INIT_TIMEOUT_MS = 30_000;
 
@@ -30,7 +38,7 @@ const INIT_TIMEOUT_MS = 30_000;
  * arrival (conventions.md 9). `ping` is answered at once, before and after init, straight from the
  * message handler: the supervisor judges a hung worker by it, so it must not wait on the session.
  */
-export function attachChannel(): Promise<InitResult> {
+export function attachChannel(warm?: WarmHooks): Promise<InitResult> {
   if (!process.send) {
     return Promise.resolve({ ok: false, message: "worker/main.ts must be started with child_process.fork (no IPC channel)" });
   }
@@ -40,6 +48,7 @@ export function attachChannel(): Promise<InitResult> {
   let disconnected = false;
   let requestHandler: ((request: WorkerRequest) => Promise<Omit<WorkerResponse, "type" | "id">>) | undefined;
   let initialised = false;
+  let warming = false;
 
   const send = (message: FromWorker): Promise<boolean> => {
     // Parsing our own output keeps a malformed message from reaching the supervisor as "valid".
@@ -77,6 +86,7 @@ export function attachChannel(): Promise<InitResult> {
     process.on("disconnect", () => {
       disconnected = true;
       clearTimeout(timer);
+      if (!initialised && warming) warm?.onWarmEnd();
       if (!initialised) resolve({ ok: false, message: "the supervisor closed the IPC channel before init" });
       disconnectHandler?.();
     });
@@ -96,6 +106,17 @@ export function attachChannel(): Promise<InitResult> {
         void send({ type: "pong", id: message.id });
         return;
       }
+      if (!initialised && warm && !warming && message.type === "warm") {
+        // A warm worker waits for its meeting as long as the pool keeps it: no init deadline.
+        clearTimeout(timer);
+        warming = true;
+        warm.onWarm(message, send);
+        return;
+      }
+      if (!initialised && warming && message.type === "stop") {
+        warm?.onWarmEnd();
+        return;
+      }
       if (!initialised) {
         clearTimeout(timer);
         if (message.type !== "init") {
@@ -108,6 +129,7 @@ export function attachChannel(): Promise<InitResult> {
       }
       switch (message.type) {
         case "init":
+        case "warm":
           return; // A second init is ignored: one worker, one meeting.
         case "stop":
           pendingStop ??= message.reason;

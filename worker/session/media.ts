@@ -1,4 +1,5 @@
 import type { Logger } from "../../shared/log/logger.ts";
+import type { ErrorCode } from "../../shared/recording/error-codes.ts";
 import { killProcessGroup } from "../../shared/process/group.ts";
 import { startPulse, type PulseDaemon } from "../audio/pulse.ts";
 import { startRecorder, type Recorder, type RecordingFormat } from "../audio/recorder.ts";
@@ -12,20 +13,41 @@ export interface MediaOptions {
   chromiumPath?: string;
   /** Null when the session does not record (`record` false): no ffmpeg at all. */
   recording: { path: string; format: RecordingFormat } | null;
+  /** A warm worker's PulseAudio and Chromium (worker/session/warm.ts): only ffmpeg is started. */
+  prepared?: { pulse: PulseDaemon; browser: BrowserHandle };
 }
 
 /** A failure while the session runs, worded for a person (it becomes `error_message`). */
-export class MediaFailure extends Error {}
+export class MediaFailure extends Error {
+  constructor(
+    message: string,
+    options: { cause?: unknown } = {},
+    /** #16: which part failed, as an error_code. */
+    readonly code: ErrorCode = "internal",
+  ) {
+    super(message, options);
+  }
+}
+
+/** A media process that died on its own, with the error_code it means. */
+export interface MediaFault {
+  message: string;
+  code: ErrorCode;
+}
 
 export interface Media {
   readonly pulse: PulseDaemon;
   readonly recorder: Recorder | null;
   readonly browser: BrowserHandle;
-  /** When ffmpeg opened its input: sample 0 of the file is (about) this instant. */
+  /** When ffmpeg opened its input (performance.now(), a monotonic clock): sample 0 of the file is (about) this instant. */
   readonly recordingOpenedAt: number | null;
+  /** The same instant on the wall clock, for the journal. */
+  readonly recordingOpenedWall: number | null;
   readonly pids: Record<string, number>;
-  /** Resolves with a message when Chromium, ffmpeg or PulseAudio dies on its own; never rejects. */
-  readonly failure: Promise<string>;
+  /** Resolves when Chromium, ffmpeg or PulseAudio dies on its own; never rejects. */
+  readonly failure: Promise<MediaFault>;
+  /** ffmpeg stopped because the recordings disk is full (ENOSPC): error_code `disk_full`. */
+  readonly diskFull: boolean;
   /** Stops ffmpeg cleanly (the file complete); idempotent. Null when not recording. */
   stopRecorder(): Promise<{ bytes: number; clean: boolean } | null>;
   /** Closes the browser, stops ffmpeg if still running, then PulseAudio; idempotent, never throws. */
@@ -56,27 +78,31 @@ export async function startMedia(options: MediaOptions): Promise<Media> {
   );
   let pulse: PulseDaemon;
   try {
-    pulse = await startPulse({ dir: workDir, logger, mic });
+    pulse = options.prepared?.pulse ?? (await startPulse({ dir: workDir, logger, mic }));
   } catch (err) {
-    throw new MediaFailure(`PulseAudio failed to start: ${firstLine(err)}`, { cause: err });
+    throw new MediaFailure(`PulseAudio failed to start: ${firstLine(err)}`, { cause: err }, "audio_failed");
   }
   await playwright;
 
   let recordingOpenedAt: number | null = null;
+  let recordingOpenedWall: number | null = null;
   const recording = options.recording;
   const recorderStart: Promise<Recorder | null> = recording
     ? startRecorder({ pulseEnv: pulse.env, source: pulse.recMonitor, format: recording.format, outPath: recording.path, logger }).then(
         (started) => {
-          recordingOpenedAt = Date.now();
+          // Monotonic: the trim offset must not move when the wall clock is stepped (issue #15).
+          recordingOpenedAt = performance.now();
+          recordingOpenedWall = Date.now();
           return started;
         },
         (err: unknown) => {
-          throw new MediaFailure(`ffmpeg could not start recording to ${recording.path}: ${firstLine(err)}`, { cause: err });
+          throw new MediaFailure(`ffmpeg could not start recording to ${recording.path}: ${firstLine(err)}`, { cause: err }, "audio_failed");
         },
       )
     : Promise.resolve(null);
-  const browserStart = launchBrowser({ dir: workDir, pulseEnv: pulse.env, logger, mic, executablePath: options.chromiumPath }).catch((err: unknown) => {
-    throw new MediaFailure(`Chromium failed to launch: ${firstLine(err)}`, { cause: err });
+  const prepared = options.prepared?.browser;
+  const browserStart = prepared ? Promise.resolve(prepared) : launchBrowser({ dir: workDir, pulseEnv: pulse.env, logger, mic, executablePath: options.chromiumPath }).catch((err: unknown) => {
+    throw new MediaFailure(`Chromium failed to launch: ${firstLine(err)}`, { cause: err }, "browser_crashed");
   });
   const [recorderResult, browserResult] = await Promise.allSettled([recorderStart, browserStart]);
   if (recorderResult.status === "rejected" || browserResult.status === "rejected") {
@@ -89,17 +115,21 @@ export async function startMedia(options: MediaOptions): Promise<Media> {
   const browser = browserResult.value;
 
   let closing = false;
-  const failure = new Promise<string>((resolve) => {
+  let diskFull = false;
+  const failure = new Promise<MediaFault>((resolve) => {
     void browser.closed.then(({ expected }) => {
-      if (!expected && !closing) resolve("The browser (Chromium) crashed during the session.");
+      if (!expected && !closing) resolve({ code: "browser_crashed", message: "The browser (Chromium) crashed during the session." });
     });
     void recorder?.exited.then((exit) => {
-      if (!exit.expected && !closing) {
-        resolve(`The recorder (ffmpeg) stopped unexpectedly (exit code ${exit.code ?? "none"}, signal ${exit.signal ?? "none"}).`);
+      if (!exit.expected && !closing && recorder.stderrTail().some((l) => /No space left on device/i.test(l))) {
+        diskFull = true;
+        resolve({ code: "disk_full", message: "The recordings disk (RECORDINGS_DIR) is full: recording stopped; what was recorded so far is kept." });
+      } else if (!exit.expected && !closing) {
+        resolve({ code: "audio_failed", message: `The recorder (ffmpeg) stopped unexpectedly (exit code ${exit.code ?? "none"}, signal ${exit.signal ?? "none"}).` });
       }
     });
     void pulse.exited.then((exit) => {
-      if (!closing) resolve(`The audio server (PulseAudio) stopped unexpectedly (exit code ${exit.code ?? "none"}, signal ${exit.signal ?? "none"}).`);
+      if (!closing) resolve({ code: "audio_failed", message: `The audio server (PulseAudio) stopped unexpectedly (exit code ${exit.code ?? "none"}, signal ${exit.signal ?? "none"}).` });
     });
   });
 
@@ -140,8 +170,12 @@ export async function startMedia(options: MediaOptions): Promise<Media> {
     recorder,
     browser,
     recordingOpenedAt,
+    recordingOpenedWall,
     pids,
     failure,
+    get diskFull() {
+      return diskFull;
+    },
     stopRecorder,
     close,
   };

@@ -1,4 +1,5 @@
 import type { EndReason, SessionStatus } from "../../shared/ipc/messages.ts";
+import type { ErrorCode } from "../../shared/recording/error-codes.ts";
 
 /** Why the session is being ended from outside the Teams page (the abort reason). */
 export type StopCause =
@@ -8,17 +9,21 @@ export type StopCause =
   /** The IPC channel closed: the supervisor is gone; a restart reports the session interrupted. */
   | { kind: "disconnect" }
   | { kind: "max_duration" }
-  | { kind: "error"; message: string };
+  /** automatic_leave.silence_minutes ran out (#16). */
+  | { kind: "silence" }
+  | { kind: "error"; message: string; code: ErrorCode };
 
 /** How a session ends: the final status, its cause and, for `error`, what a person can do. */
 export interface Outcome {
   status: SessionStatus;
   endReason: EndReason;
   errorMessage: string | null;
+  /** With status `error` only (#16). */
+  errorCode?: ErrorCode | null;
 }
 
-export function errorOutcome(message: string): Outcome {
-  return { status: "error", endReason: "error", errorMessage: message };
+export function errorOutcome(message: string, code: ErrorCode = "internal"): Outcome {
+  return { status: "error", endReason: "error", errorMessage: message, errorCode: code };
 }
 
 /**
@@ -37,8 +42,10 @@ export function stopOutcome(cause: StopCause): Outcome {
       return { status: "interrupted", endReason: "interrupted", errorMessage: null };
     case "max_duration":
       return { status: "stopped", endReason: "max_duration", errorMessage: null };
+    case "silence":
+      return { status: "stopped", endReason: "silence", errorMessage: null };
     case "error":
-      return errorOutcome(cause.message);
+      return errorOutcome(cause.message, cause.code);
   }
 }
 

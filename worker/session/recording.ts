@@ -1,28 +1,21 @@
-import { rm } from "node:fs/promises";
+import { rm, stat } from "node:fs/promises";
 import type { InitMessage } from "../../shared/ipc/messages.ts";
 import type { Journal } from "../../shared/journal/index.ts";
 import type { Logger } from "../../shared/log/logger.ts";
+import { repairWav, trimOffsetFor, trimWavHead } from "../../shared/recording/index.ts";
 import type { Media } from "./media.ts";
-import { trimHead } from "./trim.ts";
-
-/**
- * How much of the file before the detected admission is kept. What a participant hears starts
- * with the call view (the meeting's audio connects once the page is in the call), and the
- * adapter detects that view within one probe (250-500 ms). Measured against the fixture in
- * test/worker/recording.test.ts: the call's tone began between 0.05 s before and 0.4 s after
- * the detection, while the server-side admission came 0.3-1.05 s before it (the page was still
- * switching). Half a second keeps every heard sample and little of the lobby's silence.
- */
-export const ADMISSION_MARGIN_MS = 500;
 
 export interface ClosedRecording {
   path: string;
   bytes: number;
+  /** Epoch ms of the file's first sample (after the trim): offset 0 of the speaker timeline. */
+  firstSampleAt: number;
 }
 
 export interface CloseRecordingOptions {
   init: InitMessage;
   media: Media;
+  /** performance.now() of the admission (monotonic, like `media.recordingOpenedAt`). */
   admittedAt: number | null;
   journal: Journal;
   logger: Logger;
@@ -47,11 +40,43 @@ export async function closeRecording(options: CloseRecordingOptions): Promise<Cl
     return null;
   }
   const openedAt = media.recordingOpenedAt ?? admittedAt;
-  const offsetSec = Math.max(0, admittedAt - ADMISSION_MARGIN_MS - openedAt) / 1000;
-  const bytes = await trimHead({ path, format: init.format, offsetSec, logger });
+  const offsetSec = trimOffsetFor((admittedAt - openedAt) / 1000);
+  const settled = await settleRecording({ path, format: init.format, offsetSec, clean: stopped.clean, journal, logger });
+  // The timeline (worker/observe) runs on the wall clock, as the page's own samples do.
+  const openedWall = media.recordingOpenedWall ?? Date.now() - (performance.now() - openedAt);
+  return { ...settled, firstSampleAt: openedWall + offsetSec * 1000 };
+}
+
+/**
+ * The closed file's last step in the worker, bounded whatever its length: a WAV is cut at the
+ * admission by a header rewrite (shared/recording/trim-wav.ts, two small writes); a FLAC, which
+ * needs a re-encode, is cut by the supervisor after `finished` (it reads the `admitted` record),
+ * so a long recording never holds up the stop. `recording_closed` then `recording_trimmed`.
+ */
+export async function settleRecording(o: { path: string; format: InitMessage["format"]; offsetSec: number; clean: boolean; journal: Journal; logger: Logger }): Promise<{ path: string; bytes: number }> {
+  const { path, journal, logger } = o;
+  if (o.format === "wav" && !o.clean) await repairWav(path).catch((err: unknown) => logger.warn({ err }, "the recording's header could not be repaired"));
+  const bytes = await size(path);
   await journal.append({ type: "recording_closed", path, bytes, at: new Date().toISOString() }).catch((err: unknown) => {
     logger.error({ err }, "could not journal the closed recording");
   });
-  logger.info({ path, bytes, offsetSec }, "recording closed");
+  if (o.format === "wav" && o.offsetSec > 0) {
+    try {
+      const trimmed = await trimWavHead(path, o.offsetSec);
+      await journal.append({ type: "recording_trimmed", path, offset_sec: o.offsetSec, bytes, at: new Date().toISOString() });
+      logger.info({ offsetSec: o.offsetSec, durationSec: trimmed.durationSec }, "recording trimmed to the admission");
+    } catch (err) {
+      logger.warn({ err }, "trimming the recording failed; the supervisor tries again");
+    }
+  }
+  logger.info({ path, bytes, offsetSec: o.offsetSec }, "recording closed");
   return { path, bytes };
+}
+
+async function size(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return 0;
+  }
 }

@@ -1,11 +1,13 @@
 import type { EndReason, SessionStatus } from "../../shared/ipc/messages.ts";
 import type { Journal } from "../../shared/journal/index.ts";
 import type { Logger } from "../../shared/log/logger.ts";
+import type { ErrorCode } from "../../shared/recording/error-codes.ts";
 import type { Channel } from "./channel.ts";
 
 export interface Transition {
   endReason?: EndReason;
   errorMessage?: string;
+  errorCode?: ErrorCode | null;
   joinedAt?: string;
 }
 
@@ -16,6 +18,7 @@ export interface Transition {
 export class StatusReporter {
   #status: SessionStatus | null = null;
   #participants: number | null | undefined;
+  readonly #statusObservers: ((status: SessionStatus) => void)[] = [];
 
   constructor(
     private readonly channel: Channel,
@@ -27,10 +30,16 @@ export class StatusReporter {
     return this.#status;
   }
 
+  /** Called on every transition, after the status changed (live listeners' status events). */
+  onStatus(observer: (status: SessionStatus) => void): void {
+    this.#statusObservers.push(observer);
+  }
+
   async transition(status: SessionStatus, extra: Transition = {}): Promise<void> {
     if (status === this.#status) return;
     const previous = this.#status;
     this.#status = status;
+    for (const observer of this.#statusObservers) observer(status);
     const at = new Date().toISOString();
     this.logger.info({ status, previous_status: previous, ...extra }, "session status");
     try {
@@ -41,6 +50,7 @@ export class StatusReporter {
         at,
         ...(extra.endReason ? { end_reason: extra.endReason } : {}),
         ...(extra.errorMessage ? { error_message: extra.errorMessage } : {}),
+        ...(extra.errorCode ? { error_code: extra.errorCode } : {}),
       });
     } catch (err) {
       // The supervisor still hears of it; losing a journal line must not stop the session.
@@ -53,7 +63,15 @@ export class StatusReporter {
       at,
       endReason: extra.endReason ?? null,
       errorMessage: extra.errorMessage ?? null,
+      errorCode: extra.errorCode ?? null,
       joinedAt: extra.joinedAt ?? null,
+    });
+  }
+
+  /** Where in the recording the bot got into the call (seconds, monotonic); fsynced like a status. */
+  async admitted(recordingOffsetSec: number | null): Promise<void> {
+    await this.journal.append({ type: "admitted", recording_offset_sec: recordingOffsetSec, at: new Date().toISOString() }).catch((err: unknown) => {
+      this.logger.error({ err }, "could not journal the admission");
     });
   }
 

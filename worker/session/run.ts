@@ -1,27 +1,38 @@
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, rm, statfs } from "node:fs/promises";
+import { dirname } from "node:path";
 import type { InitMessage } from "../../shared/ipc/messages.ts";
 import { openJournal, type Journal } from "../../shared/journal/index.ts";
 import type { Logger } from "../../shared/log/logger.ts";
+import { resolveLeaveRules } from "../../shared/session/automatic-leave.ts";
+import { createEvidence, type Evidence } from "../evidence/index.ts";
+import { createListen, type Listen } from "../listen/index.ts";
 import { startMicPlayback } from "../playback/index.ts";
+import { watchConversationEnd } from "../teams/conversation-end.ts";
+import { startObservation } from "../observe/session-hook.ts";
+import { connectObserver } from "../listen/observer-events.ts";
 import { leaveMeeting } from "../teams/index.ts";
 import type { Channel } from "./channel.ts";
 import { MediaFailure, startMedia, type Media } from "./media.ts";
-import { driveMeeting, type MeetingRun } from "./meeting.ts";
+import { driveMeeting, type DriveOptions, type MeetingRun } from "./meeting.ts";
 import { isStopCause, stopOutcome, type Outcome, type StopCause } from "./outcome.ts";
 import { StatusReporter } from "./reporter.ts";
 import { closeRecording } from "./recording.ts";
+import { watchSilence, type SilenceWatch } from "./silence.ts";
+import type { Prepared } from "./warm.ts";
 
 /** After a stop, the Teams page gets this long to notice before we leave regardless. */
 const STOP_GRACE_MS = 15_000;
 /** Leaving is best effort; closing the browser ends the call anyway. */
 const LEAVE_TIMEOUT_MS = 10_000;
+/** Evidence of a failed session is taken before leaving; a page that does not answer is skipped. */
+const EVIDENCE_TIMEOUT_MS = 15_000;
 
 /**
  * One meeting, start to finish: media up, `ready`, the Teams drive, then the way out in the order
  * that keeps the file whole — leave the call, stop ffmpeg cleanly, trim, close Chromium and
  * PulseAudio — and `finished`. Returns the exit code. No child survives any path.
  */
-export async function runSession(init: InitMessage, channel: Channel, logger: Logger): Promise<number> {
+export async function runSession(init: InitMessage, channel: Channel, logger: Logger, prepared?: Prepared): Promise<number> {
   const stop = new AbortController();
   const abort = (cause: StopCause) => {
     if (!stop.signal.aborted) {
@@ -46,6 +57,8 @@ export async function runSession(init: InitMessage, channel: Channel, logger: Lo
     return 1;
   }
   const reporter = new StatusReporter(channel, journal, logger);
+  const evidence = createEvidence({ dir: init.evidenceDir ?? null, meetingUrl: init.meetingUrl, logger });
+  evidence.steps.step("worker_started");
 
   let media: Media;
   try {
@@ -55,23 +68,35 @@ export async function runSession(init: InitMessage, channel: Channel, logger: Lo
       mic: init.mic.enabled,
       chromiumPath: init.chromiumPath,
       recording: init.record ? { path: init.recordingPath, format: init.format } : null,
+      prepared,
     });
   } catch (err) {
     const message = err instanceof MediaFailure ? err.message : `The worker could not start: ${(err as Error).message}`;
+    const errorCode = err instanceof MediaFailure ? err.code : "internal";
     logger.error({ err }, "media start failed");
-    await journal.append({ type: "status", status: "error", previous_status: null, at: new Date().toISOString(), end_reason: "error", error_message: message }).catch(() => undefined);
-    await channel.send({ type: "initFailed", message });
+    evidence.steps.step("media_failed", { signal: errorCode, detail: message });
+    await evidence.close();
+    await journal.append({ type: "status", status: "error", previous_status: null, at: new Date().toISOString(), end_reason: "error", error_message: message, error_code: errorCode }).catch(() => undefined);
+    await channel.send({ type: "initFailed", message, errorCode });
     await journal.close().catch(() => undefined);
     await rm(init.workDir, { recursive: true, force: true }).catch(() => undefined);
+    if (prepared && prepared.workDir !== init.workDir) await rm(prepared.workDir, { recursive: true, force: true }).catch(() => undefined);
     return 1;
   }
+  // Live listeners (issue #18): the recording's audio and the session's events, whatever `record`
+  // and MIC_PLAYBACK_ENABLED say.
+  const listen = createListen({ workDir: init.workDir, pulseEnv: media.pulse.env, source: media.pulse.recMonitor, logger, status: () => reporter.status });
+  reporter.onStatus((status) => listen.publish({ type: "status", status }));
+  // The meeting observer's speech and participant events are connected once it starts (below).
   try {
-    return await afterStart(init, channel, logger, { media, journal, reporter, stop, abort });
+    return await afterStart(init, channel, logger, { media, journal, reporter, stop, abort, evidence, listen });
   } finally {
     // Normally already done; after an unexpected throw it keeps children from outliving us.
+    await listen.close();
     await media.close();
     await journal.close().catch(() => undefined);
     await rm(init.workDir, { recursive: true, force: true, maxRetries: 3 }).catch((err: unknown) => logger.warn({ err }, "could not remove the work dir"));
+    if (prepared && prepared.workDir !== init.workDir) await rm(prepared.workDir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
   }
 }
 
@@ -81,20 +106,61 @@ interface Started {
   reporter: StatusReporter;
   stop: AbortController;
   abort: (cause: StopCause) => void;
+  evidence: Evidence;
+  listen: Listen;
 }
 
 async function afterStart(init: InitMessage, channel: Channel, logger: Logger, started: Started): Promise<number> {
-  const { media, journal, reporter, stop, abort } = started;
+  const { media, journal, reporter, stop, abort, evidence, listen } = started;
+  const page = media.browser.page;
+  evidence.attach(page);
+  evidence.steps.step("media_ready");
+  // Before the page opens the link: the conversationEnd frames of the signalling WebSocket.
+  const ends = watchConversationEnd(page, logger);
+  const rules = resolveLeaveRules(init.automaticLeave, { lobbyWaitMs: init.lobbyWaitMs, maxRecordingMs: init.maxRecordingMs });
+  let silence: SilenceWatch | null = null;
   if (media.recorder) {
-    await journal.append({ type: "recording_started", path: init.recordingPath, at: new Date(media.recordingOpenedAt ?? Date.now()).toISOString() });
+    await journal.append({ type: "recording_started", path: init.recordingPath, at: new Date(media.recordingOpenedWall ?? Date.now()).toISOString() });
   }
-  void media.failure.then((message) => abort({ kind: "error", message }));
+  void media.failure.then((fault) => {
+    evidence.steps.step("media_failed", { signal: fault.code, detail: fault.message });
+    abort({ kind: "error", message: fault.message, code: fault.code });
+  });
   const playback = await startMicPlayback({ init, pulseEnv: media.pulse.env, browser: media.browser, status: () => reporter.status, logger });
-  if (playback) channel.onRequest((request) => playback.handle(request));
+  channel.onRequest(async (request) => {
+    if (request.op === "evidence.capture") {
+      const shot = await evidence.captureLive(page);
+      return shot ? { ok: true, result: shot } : { ok: false, error: { status: 409, message: "The page could not be captured now." } };
+    }
+    if (listen.handles(request)) return listen.handle(request);
+    if (playback) return playback.handle(request);
+    return { ok: false, error: { status: 409, message: "microphone playback is not enabled" } };
+  });
+  // Before the join: the observer's page hooks must be in place before Teams' own code runs.
+  // The observer works on the wall clock (the page's own samples do).
+  const observation = await startObservation({ init, page, recordingOpenedAt: media.recordingOpenedWall, channel, logger });
+  // Speech and participant events reach live listeners too (issue #18).
+  if (observation.observer) connectObserver(observation.observer, listen, logger);
   logger.info({ pids: media.pids }, "worker ready");
   await channel.send({ type: "ready", pids: media.pids });
 
-  const run = await driveWithGrace(init, media, reporter, logger, stop);
+  const onAdmitted = (admittedAt: number) => {
+    observation.admitted(Date.now() - (performance.now() - admittedAt));
+    if (rules.silenceMs === null) return;
+    silence = watchSilence({
+      pulseEnv: media.pulse.env,
+      source: media.pulse.recMonitor,
+      logger,
+      silenceMs: rules.silenceMs,
+      activeFrom: admittedAt + rules.silenceActivateAfterMs,
+      onSilence: () => abort({ kind: "silence" }),
+    });
+  };
+  const run = await driveWithGrace({ init, page, reporter, logger, stop, rules, ends, steps: evidence.steps, onAdmitted, recordingOpenedAt: media.recordingOpenedAt });
+  (silence as SilenceWatch | null)?.stop();
+  ends.dispose();
+  // Before leaving: the page emptied by the leave is not everyone leaving the meeting.
+  await observation.stop();
   // The playback ffmpegs and the ingest socket go before the call is left.
   await playback?.close();
   let outcome: Outcome = run.outcome;
@@ -102,21 +168,37 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
   if (stop.signal.aborted && isStopCause(stop.signal.reason) && stop.signal.reason.kind === "error") {
     outcome = stopOutcome(stop.signal.reason);
   }
+  // #16: what the page showed when it failed, before the bot leaves it.
+  if (outcome.status === "error" || outcome.status === "not_admitted") {
+    await withTimeout(evidence.captureFailure(page), EVIDENCE_TIMEOUT_MS);
+  }
 
   if (run.reached !== "nothing" && !media.browser.page.isClosed()) {
     await withTimeout(leaveMeeting(media.browser.page, logger), LEAVE_TIMEOUT_MS);
   }
   const recording = await closeRecording({ init, media, admittedAt: run.admittedAt, journal, logger });
+  // The tap reads PulseAudio: it stops first; listeners stay attached for the final status.
+  await listen.stopAudio();
+  await observation.finish(recording?.firstSampleAt ?? null);
+  await observation.flushed();
   await media.close();
+  // ffmpeg said ENOSPC, or another part (Chromium's profile) failed on a disk that is full now.
+  const diskFull = outcome.status === "error" && (media.diskFull || (await diskIsFull(dirname(init.recordingPath))));
+  const errorCode = outcome.status !== "error" ? null : diskFull ? "disk_full" : (outcome.errorCode ?? "internal");
   await reporter.transition(outcome.status, {
     endReason: outcome.endReason,
     ...(outcome.errorMessage ? { errorMessage: outcome.errorMessage } : {}),
+    errorCode,
   });
+  const evidenceFiles = await evidence.close();
+  listen.end();
   await channel.send({
     type: "finished",
     status: outcome.status,
     endReason: outcome.endReason,
     errorMessage: outcome.errorMessage,
+    errorCode,
+    evidenceFiles,
     recordingPath: recording?.path ?? null,
     recordingBytes: recording?.bytes ?? null,
     at: new Date().toISOString(),
@@ -125,10 +207,21 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
   return 0;
 }
 
+/** Less than 1 MiB left where the recording is written. */
+async function diskIsFull(dir: string): Promise<boolean> {
+  try {
+    const s = await statfs(dir);
+    return Number(s.bavail) * Number(s.bsize) < 1024 * 1024;
+  } catch {
+    return false;
+  }
+}
+
 /** The drive, bounded after a stop: a page stuck in a Playwright call must not keep us in. */
-async function driveWithGrace(init: InitMessage, media: Media, reporter: StatusReporter, logger: Logger, stop: AbortController): Promise<MeetingRun> {
+async function driveWithGrace(options: Omit<DriveOptions, "progress">): Promise<MeetingRun> {
+  const { logger, stop } = options;
   const progress: MeetingRun = { outcome: stopOutcome({ kind: "stopped_by_api" }), admittedAt: null, reached: "nothing" };
-  const drive = driveMeeting({ init, page: media.browser.page, reporter, logger, stop, progress });
+  const drive = driveMeeting({ ...options, progress });
   const stuck = new Promise<MeetingRun>((resolve) => {
     stop.signal.addEventListener("abort", () => {
       setTimeout(() => {

@@ -5,5 +5,6 @@ export { waitForAdmission, type AdmissionOptions, type AdmissionResult } from ".
 export { watchCall, type WatchOptions, type WatchResult } from "./watch.ts";
 export { leaveMeeting, setMicMuted, type ControlResult } from "./controls.ts";
 export { disableNoiseSuppression } from "./noise-suppression.ts";
+export { turnOffIncomingVideo } from "./incoming-video.ts";
 export { classify, probePage, type Probe, type Screen } from "./probe.ts";
 export type { ScreenName } from "./signals.ts";

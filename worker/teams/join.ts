@@ -1,6 +1,9 @@
 import type { Page } from "playwright-core";
 import type { Logger } from "../../shared/log/logger.ts";
-import { blockedMessage } from "./messages.ts";
+import type { ErrorCode } from "../../shared/recording/error-codes.ts";
+import type { StepSink } from "../evidence/steps.ts";
+import type { ConversationEndWatch } from "./conversation-end.ts";
+import { blockedReason, RETRY_SCREEN_MESSAGE, RETRY_SCREEN_MS } from "./messages.ts";
 import { watchNavigation, type NavigationWatch } from "./navigation.ts";
 import { clickFirst, pause } from "./page-actions.ts";
 import { fillDisplayName, turnOff } from "./prejoin.ts";
@@ -12,18 +15,26 @@ export type JoinOutcome =
   | { kind: "lobby"; signal: string }
   | { kind: "in_call"; signal: string }
   | { kind: "denied"; signal: string }
-  | { kind: "error"; message: string };
+  | { kind: "error"; code: ErrorCode; message: string };
 
 export interface JoinOptions {
   url: string;
   displayName: string;
   logger: Logger;
   signal?: AbortSignal;
-  /** The whole join, from opening the link to the lobby or the call. */
+  /** The whole join, from opening the link to the lobby or the call (JOIN_TIMEOUT_SECONDS). */
   timeoutMs?: number;
+  /** The signalling WebSocket's conversationEnd, watched from before the page opens (2026 facts). */
+  ends?: ConversationEndWatch;
+  /** Every screen entered and action taken, for the session's steps.json (#16). */
+  steps?: StepSink;
 }
 
-const DEFAULT_TIMEOUT_MS = 90_000;
+const DEFAULT_TIMEOUT_MS = 120_000;
+/** No known page state for this long: `unexpected_page` (#16). */
+export const UNKNOWN_PAGE_MS = 30_000;
+/** A generic refusal on screen waits this long for the WebSocket to say which refusal it is. */
+const FRAME_GRACE_MS = 1500;
 const STEP_MS = 250;
 /** Teams sometimes swallows a click on "Join now" while it settles; press again after this. */
 const JOIN_RETRY_MS = 5000;
@@ -60,18 +71,21 @@ export async function joinMeeting(page: Page, opts: JoinOptions): Promise<JoinOu
 async function walkJoin(page: Page, opts: JoinOptions, navigation: NavigationWatch): Promise<JoinOutcome> {
   const { logger, signal } = opts;
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   signal?.throwIfAborted();
 
   const link = webJoinUrl(opts.url);
+  const steps = opts.steps;
   const open = async (): Promise<JoinOutcome | null> => {
+    steps?.step("open_link");
     try {
       await page.goto(link, { waitUntil: "domcontentloaded", timeout: Math.min(timeoutMs, 45_000) });
       return null;
     } catch (err) {
       signal?.throwIfAborted();
       logger.warn({ err }, "teams: meeting page did not load");
-      return { kind: "error", message: `The meeting page never loaded (${(err as Error).message.split("\n")[0]}); check the link and the network.` };
+      opts.steps?.step("page_load_failed", { detail: (err as Error).message.split("\n")[0] });
+      return { kind: "error", code: "meeting_unreachable", message: `The meeting page never loaded (${(err as Error).message.split("\n")[0]}); check the link and the network.` };
     }
   };
   const failed = await open();
@@ -85,18 +99,31 @@ async function walkJoin(page: Page, opts: JoinOptions, navigation: NavigationWat
   let lastJoinClick = 0;
   let lastLauncherClick = 0;
   let loadFailedSince: number | null = null;
+  let retrySince: number | null = null;
+  let unknownSince = performance.now();
+  let blockedSince: number | null = null;
 
-  while (Date.now() < deadline) {
+  while (performance.now() < deadline) {
     signal?.throwIfAborted();
     const probe = await probePage(page);
     let { screen, signal: fired } = classify(probe);
+    // The signalling WebSocket's end of the conversation outranks the screen: it is Teams' own word.
+    const ended = opts.ends?.latest();
+    if (ended) {
+      steps?.step("conversation_end", { screen, signal: `ws:conversationEnd subCode=${ended.subCode ?? "none"}` });
+      if (ended.kind === "denied" || ended.kind === "removed") return { kind: "denied", signal: `ws:conversationEnd:${ended.subCode ?? ""}` };
+      if (ended.kind === "anonymous_join_disabled") return { kind: "error", ...blockedReason("anon_disabled", "join")! };
+      return { kind: "error", ...blockedReason("ended", "join")! };
+    }
     const outcome = screen === "in_call" || screen === "lobby" || screen === "denied";
     if (!outcome && restarts < MAX_RESTARTS && LIGHT_EXPERIENCE_OFF.test(probe.url) && !LIGHT_EXPERIENCE_OFF.test(link)) {
       restarts += 1;
-      logger.info({ url: probe.url, restart: restarts }, "teams: left the light web experience; restarting the join");
+      logger.info({ restart: restarts }, "teams: left the light web experience; restarting the join");
+      steps?.step("light_experience_off", { detail: `restart ${restarts}` });
       const failedAgain = await open();
       if (failedAgain) return failedAgain;
       prepared = false;
+      unknownSince = performance.now();
       joinClicks = 0;
       lastJoinClick = 0;
       lastLauncherClick = 0;
@@ -104,7 +131,10 @@ async function walkJoin(page: Page, opts: JoinOptions, navigation: NavigationWat
     }
     if (screen === "modal") {
       const clicked = await clickFirst(page, ACTION_SELECTORS.modalContinue);
-      if (clicked) logger.info({ signal: clicked }, "teams: dismissed the audio/video dialog");
+      if (clicked) {
+        logger.info({ signal: clicked }, "teams: dismissed the audio/video dialog");
+        steps?.step("modal_dismissed", { screen, signal: clicked });
+      }
       else {
         // Only the permission hint (teams-dom.md §2) with no button to press: it must not hold the
         // join up. Escape closes it when it is a dialog; the screen behind it is handled as usual.
@@ -114,25 +144,46 @@ async function walkJoin(page: Page, opts: JoinOptions, navigation: NavigationWat
     }
     if (screen !== seen) {
       logger.info({ screen, signal: fired }, "teams: screen");
+      steps?.step("screen", { screen, signal: fired });
       seen = screen;
     }
-    const blocked = blockedMessage(screen, "join");
-    if (blocked) return { kind: "error", message: blocked };
+    if (screen !== "unknown") unknownSince = performance.now();
+    const blocked = blockedReason(screen, "join");
+    if (blocked) {
+      // "We couldn't connect you" may be the screen of a refusal the WebSocket names (5723, 5854).
+      blockedSince ??= performance.now();
+      if (screen !== "cant_connect" || !opts.ends || performance.now() - blockedSince > FRAME_GRACE_MS) {
+        logger.info({ screen, signal: fired, code: blocked.code }, "teams: the join is blocked");
+        return { kind: "error", ...blocked };
+      }
+    } else blockedSince = null;
 
     // A page that never loaded shows nothing to recognise: tell it by the navigation that failed.
     const failedNav = screen === "unknown" ? navigation.failed() : null;
     if (!failedNav) loadFailedSince = null;
     else if (SIGNIN_HOST.test(failedNav.url)) {
       logger.info({ url: failedNav.url, error: failedNav.error }, "teams: redirected to a sign-in page that did not load");
-      return { kind: "error", message: blockedMessage("signin", "join") ?? "" };
+      steps?.step("signin_redirect", { signal: `url:${new URL(failedNav.url).origin}` });
+      return { kind: "error", ...blockedReason("signin", "join")! };
     } else {
-      loadFailedSince ??= Date.now();
-      if (Date.now() - loadFailedSince > LOAD_FAILED_MS) {
+      loadFailedSince ??= performance.now();
+      if (performance.now() - loadFailedSince > LOAD_FAILED_MS) {
         logger.warn({ url: failedNav.url, error: failedNav.error }, "teams: the page did not load");
-        return { kind: "error", message: `A page Teams sent the bot to did not load (${failedNav.error} at ${new URL(failedNav.url).origin}); check the link and the network.` };
+        steps?.step("page_load_failed", { detail: `${failedNav.error} at ${new URL(failedNav.url).origin}` });
+        return { kind: "error", code: "meeting_unreachable", message: `A page Teams sent the bot to did not load (${failedNav.error} at ${new URL(failedNav.url).origin}); check the link and the network.` };
       }
     }
+    if (!failedNav && screen === "unknown" && performance.now() - unknownSince > UNKNOWN_PAGE_MS) {
+      logger.warn({ url: probe.url }, "teams: no known page state");
+      steps?.step("unexpected_page", { screen });
+      return { kind: "error", code: "unexpected_page", message: `Teams showed no page the bot knows for ${Math.round(UNKNOWN_PAGE_MS / 1000)} s; the join cannot go on.` };
+    }
 
+    retrySince = screen === "retry_screen" ? (retrySince ?? performance.now()) : null;
+    if (retrySince !== null && performance.now() - retrySince > RETRY_SCREEN_MS) {
+      logger.warn({ signal: fired }, "teams: a retry screen with no known text");
+      return { kind: "error", code: "unexpected_page", message: RETRY_SCREEN_MESSAGE };
+    }
     switch (screen) {
       case "in_call":
       case "lobby":
@@ -148,21 +199,23 @@ async function walkJoin(page: Page, opts: JoinOptions, navigation: NavigationWat
           prepared = cameraOff && micOff;
           if (!prepared) break;
         }
-        if (Date.now() - lastJoinClick > JOIN_RETRY_MS && joinClicks < MAX_JOIN_CLICKS) {
+        if (performance.now() - lastJoinClick > JOIN_RETRY_MS && joinClicks < MAX_JOIN_CLICKS) {
           const clicked = await clickFirst(page, ACTION_SELECTORS.join);
           if (clicked) {
             joinClicks += 1;
-            lastJoinClick = Date.now();
+            lastJoinClick = performance.now();
             logger.info({ signal: clicked, attempt: joinClicks }, "teams: pressed Join now");
+            steps?.step("join_now", { screen, signal: clicked });
           }
         }
         break;
       case "launcher":
-        if (Date.now() - lastLauncherClick > LAUNCHER_RETRY_MS) {
+        if (performance.now() - lastLauncherClick > LAUNCHER_RETRY_MS) {
           const clicked = await clickFirst(page, ACTION_SELECTORS.launcher);
           if (clicked) {
-            lastLauncherClick = Date.now();
+            lastLauncherClick = performance.now();
             logger.info({ signal: clicked }, "teams: continue on this browser");
+            steps?.step("launcher_continue", { screen, signal: clicked });
           }
         }
         break;
@@ -180,5 +233,6 @@ async function walkJoin(page: Page, opts: JoinOptions, navigation: NavigationWat
         ? `The Teams pre-join screen never let the bot press "Join now" within ${secs} s.`
         : `The Teams join page never showed the pre-join screen within ${secs} s (last screen: ${seen}); check the link.`;
   logger.warn({ screen: seen, joinClicks }, "teams: join timed out");
-  return { kind: "error", message };
+  steps?.step("join_timeout", { screen: seen });
+  return { kind: "error", code: "prejoin_stuck", message };
 }

@@ -20,9 +20,26 @@ export async function clickFirst(page: Page, selectors: readonly string[]): Prom
   try {
     await hit.locator.click({ timeout: CLICK_TIMEOUT_MS });
     return hit.selector;
-  } catch {
-    return null;
+  } catch (err) {
+    // 2026 facts: a transparent shroud over the light pre-join form intercepts pointer clicks.
+    // With no dialog open (a dialog must be answered, not pressed through), press it by keyboard.
+    if (!/intercepts pointer events/i.test((err as Error).message) || (await dialogOpen(page))) return null;
+    try {
+      await hit.locator.focus({ timeout: 1000 });
+      await page.keyboard.press("Enter");
+      return `${hit.selector} (keyboard)`;
+    } catch {
+      return null;
+    }
   }
+}
+
+async function dialogOpen(page: Page): Promise<boolean> {
+  return page
+    .locator('[role="dialog"][aria-modal="true"], [role="alertdialog"], dialog[open]')
+    .first()
+    .isVisible()
+    .catch(() => false);
 }
 
 /** Sleeps, waking early with the signal's reason thrown when it aborts. */
@@ -38,10 +55,10 @@ export async function pause(ms: number, signal?: AbortSignal): Promise<void> {
 
 /** Polls `check` until it is true or `timeoutMs` passes. */
 export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, stepMs = 150): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   for (;;) {
     if (await check().catch(() => false)) return true;
-    if (Date.now() >= deadline) return false;
+    if (performance.now() >= deadline) return false;
     await sleep(stepMs);
   }
 }

@@ -1,6 +1,6 @@
-import type { Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import type { Logger } from "../../shared/log/logger.ts";
-import { CLICK_TIMEOUT_MS, firstVisible, switchState, waitUntil } from "./page-actions.ts";
+import { CLICK_TIMEOUT_MS, clickFirst, firstVisible, switchState, waitUntil } from "./page-actions.ts";
 import { ACTION_SELECTORS } from "./signals.ts";
 
 /** Fills the display name; true when the field holds it afterwards (or there is no field). */
@@ -14,9 +14,28 @@ export async function fillDisplayName(page: Page, name: string, logger: Logger):
     await hit.locator.fill(name, { timeout: CLICK_TIMEOUT_MS });
     const ok = (await hit.locator.inputValue({ timeout: 1000 })) === name;
     logger.info({ signal: hit.selector, ok }, "teams: display name filled");
+    if (ok) return true;
+  } catch (err) {
+    logger.warn({ err, signal: hit.selector }, "teams: could not fill the display name; typing it");
+  }
+  return typeName(page, hit.locator, name, logger);
+}
+
+/**
+ * 2026 facts: a shroud lies over the light pre-join form, so pointer clicks on the name field
+ * fail; the field is focused from script and the name typed through the keyboard.
+ */
+async function typeName(page: Page, field: Locator, name: string, logger: Logger): Promise<boolean> {
+  try {
+    await field.focus({ timeout: CLICK_TIMEOUT_MS });
+    await page.keyboard.press("Control+A");
+    await page.keyboard.press("Backspace");
+    await page.keyboard.type(name, { delay: 10 });
+    const ok = (await field.inputValue({ timeout: 1000 })) === name;
+    logger.info({ ok, signal: "keyboard" }, "teams: display name typed");
     return ok;
   } catch (err) {
-    logger.warn({ err, signal: hit.selector }, "teams: could not fill the display name");
+    logger.warn({ err }, "teams: could not type the display name");
     return false;
   }
 }
@@ -38,10 +57,9 @@ export async function turnOff(page: Page, device: "camera" | "mic", logger: Logg
     logger.info({ device, signal: hit.selector }, "teams: pre-join switch already off");
     return true;
   }
-  try {
-    await hit.locator.click({ timeout: CLICK_TIMEOUT_MS });
-  } catch (err) {
-    logger.warn({ err, device, signal: hit.selector }, "teams: could not click the pre-join switch");
+  // clickFirst: through the keyboard when a shroud swallows the pointer (2026 facts).
+  if (!(await clickFirst(page, [hit.selector]))) {
+    logger.warn({ device, signal: hit.selector }, "teams: could not click the pre-join switch");
     return false;
   }
   const off = await waitUntil(async () => !(await isOn()), 2000);

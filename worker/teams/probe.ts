@@ -1,5 +1,5 @@
 import type { Page } from "playwright-core";
-import { SCREEN_ALIASES, SCREEN_PRIORITY, SCREEN_SIGNALS, type ScreenName, type Signal } from "./signals.ts";
+import { CHAT_AREAS, END_SCREEN_AREAS, ROSTER_BUTTONS, SCREEN_ALIASES, SCREEN_PRIORITY, SCREEN_SIGNALS, type ScreenName, type Signal } from "./signals.ts";
 
 export interface Probe {
   /** For each screen whose signals fired, the first signal that did (e.g. `css:#hangup-button`). */
@@ -9,8 +9,12 @@ export interface Probe {
   badge: string | null;
   /** Visible roster rows, null when the roster panel is closed. */
   rosterRows: number | null;
+  /** The visible roster rows' names (aria-label before its first comma, else the text); null when closed. */
+  rosterNames: string[] | null;
   /** "You're the only one here" / "Waiting for others to join" is on screen. */
   onlyOne: boolean;
+  /** A call control (§7) is in the page, shown or hidden (a screen share hides the toolbar). */
+  callInDom: boolean;
 }
 
 export interface Screen {
@@ -39,7 +43,24 @@ const PROBE_SCRIPT = `(args) => {
   const buttons = Array.from(document.querySelectorAll(
     "button, input[type=button], input[type=submit], a[href], [role=button], [role=link], [role=menuitem]",
   )).filter(visible)
+    // A disabled button is no action offered: the light lobby keeps a disabled "Join now" (2026 facts).
+    .filter((b) => !b.disabled && b.getAttribute("aria-disabled") !== "true")
     .map((b) => squash(b.tagName === "INPUT" ? b.value : b.textContent) + "\\n" + squash(b.getAttribute("aria-label")));
+  // End, removed and denied texts are read where an end screen says them (signals.ts scope):
+  // the whole page but its chat panes once no call control shows, else only headings and panels.
+  const callOn = args.callCss.some((c) => Array.from(document.querySelectorAll(c)).some(rendered));
+  const chats = Array.from(document.querySelectorAll(args.chatAreas));
+  const inChat = (e) => chats.some((c) => c.contains(e));
+  let endText = "";
+  if (!callOn) {
+    endText = body;
+    for (const c of chats) {
+      const t = flat(c.innerText);
+      if (t.trim()) endText = endText.split(t).join("\\n");
+    }
+  } else {
+    endText = Array.from(document.querySelectorAll(args.endAreas)).filter((e) => rendered(e) && !inChat(e)).map((e) => flat(e.innerText)).join("\\n");
+  }
   const fired = {};
   for (const [screen, signals] of Object.entries(args.signals)) {
     for (const s of signals) {
@@ -57,13 +78,20 @@ const PROBE_SCRIPT = `(args) => {
         hit = new RegExp(s.url, "i").test(location.href);
         name = "url:" + s.url;
       } else if (s.text) {
-        hit = new RegExp(s.text, "i").test(body);
+        hit = new RegExp(s.text, "i").test(s.scope === "end_screen" ? endText : body);
         name = "text:" + s.text;
       }
       if (hit) { fired[screen] = name; break; }
     }
   }
-  const badgeEl = Array.from(document.querySelectorAll('span[data-tid="toolbar-item-badge"]')).find(visible);
+  // The badge counts participants on the People button only: on the chat button it counts messages.
+  const onRoster = (b) => {
+    const button = b.closest("button, [role=button]");
+    if (button) return button.matches(args.rosterButtons);
+    const wrap = b.parentElement;
+    return !!wrap && !!wrap.querySelector(args.rosterButtons) && wrap.querySelectorAll("button, [role=button]").length === 1;
+  };
+  const badgeEl = Array.from(document.querySelectorAll('[data-tid="toolbar-item-badge"]')).find((b) => visible(b) && onRoster(b));
   const rows = Array.from(document.querySelectorAll('[data-tid^="participantsInCall-"], [data-cid="roster-participant"][aria-label]')).filter(visible);
   const rosterOpen = Array.from(document.querySelectorAll('[aria-label="People"] [role="tree"], [role="tree"]')).some(visible);
   return {
@@ -73,11 +101,28 @@ const PROBE_SCRIPT = `(args) => {
     // §11 names two row forms; the roster-participant one may sit outside a tree, so visible
     // rows count on their own too.
     rosterRows: rosterOpen || rows.length > 0 ? new Set(rows).size : null,
+    rosterNames: rosterOpen || rows.length > 0
+      ? Array.from(new Set(rows)).map((r) => {
+          const label = r.getAttribute("aria-label");
+          const name = label ? label.split(",")[0] : (r.textContent || "");
+          return name.replace(/\\s+/g, " ").trim();
+        })
+      : null,
     onlyOne: /you['\u2019]re the only one here|waiting for others to join/i.test(body),
+    callInDom: args.inCallCss.some((c) => document.querySelector(c) !== null),
   };
 }`;
 
-const EMPTY: Probe = { fired: {}, url: "", badge: null, rosterRows: null, onlyOne: false };
+const EMPTY: Probe = { fired: {}, url: "", badge: null, rosterRows: null, rosterNames: null, onlyOne: false, callInDom: false };
+
+const cssOf = (signals: readonly Signal[]): string[] => signals.flatMap((s) => (s.css ? [s.css] : []));
+const SCOPE_ARGS = {
+  callCss: [...cssOf(SCREEN_SIGNALS.in_call), ...cssOf(SCREEN_SIGNALS.call_hint)],
+  inCallCss: cssOf(SCREEN_SIGNALS.in_call),
+  chatAreas: CHAT_AREAS,
+  endAreas: END_SCREEN_AREAS,
+  rosterButtons: ROSTER_BUTTONS,
+};
 
 /**
  * Looks at the page once. A page in the middle of navigating has no context to evaluate in: that
@@ -86,7 +131,7 @@ const EMPTY: Probe = { fired: {}, url: "", badge: null, rosterRows: null, onlyOn
 export async function probePage(page: Page, signals: Record<string, Signal[]> = SCREEN_SIGNALS): Promise<Probe> {
   if (page.isClosed()) throw new Error("the browser page is closed");
   try {
-    return await page.evaluate(`(${PROBE_SCRIPT})(${JSON.stringify({ signals })})`) as Probe;
+    return await page.evaluate(`(${PROBE_SCRIPT})(${JSON.stringify({ signals, ...SCOPE_ARGS })})`) as Probe;
   } catch (err) {
     if (page.isClosed()) throw new Error("the browser page is closed", { cause: err });
     return { ...EMPTY, url: page.url() };

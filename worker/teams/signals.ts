@@ -19,7 +19,11 @@ export type ScreenName =
   | "launcher"
   | "retry_screen"
   | "call_hint"
-  | "lobby_hint";
+  | "lobby_hint"
+  // #16 / teams-dom.md "2026 facts"
+  | "anon_disabled"
+  | "wrong_passcode"
+  | "loading";
 
 /**
  * One signal. `css`: a visible element matches (and, with `text`, its own text matches);
@@ -31,6 +35,13 @@ export interface Signal {
   text?: string;
   button?: string;
   url?: string;
+  /**
+   * `end_screen` (a `text` signal of the end, removed and denied screens): read only where an end
+   * screen would say it — the whole page once no call control is on screen, and while the call
+   * view is still there only its headings, dialogs, alerts and end/retry panels; never inside a
+   * chat or message list (a chat line "call ended" must not end the meeting: issue #15).
+   */
+  scope?: "end_screen";
 }
 
 const APOS = "['\u2019]";
@@ -41,27 +52,44 @@ export const SIGNIN_URL = "^https://login\\.(microsoftonline|live|microsoft)\\.c
 export const SCREEN_SIGNALS: Record<ScreenName, Signal[]> = {
   ended: [
     { css: '[data-tid="calling-e2ee-end-screen"]' },
+    { css: '[data-tid="anon-meeting-end-screen-rejoin-button"]' },
     { url: "/(postmeeting|meetingended)|calling/end" },
-    { text: "(the|this) meeting has ended|\\bcall ended\\b|you left the meeting" },
+    { css: '[data-tid="anon-meeting-end-screen-rejoin-button"]' },
+    { text: "(the|this) meeting has ended|\\bcall ended\\b|you left the meeting", scope: "end_screen" },
   ],
   removed: [
     { css: "#calling-retry-screen-title", text: "removed" },
-    { text: `you${APOS}ve been removed from this meeting|you have been removed from this meeting|removed from the meeting` },
+    { text: `you${APOS}ve been removed from this meeting|you have been removed from this meeting|removed from the meeting`, scope: "end_screen" },
   ],
-  denied: [{ text: "denied access to the meeting|your request to join was declined" }],
+  denied: [{ text: "denied access to the meeting|your request to join was declined", scope: "end_screen" }],
   // §8: the retry screen's cancel button, without a text we know. Ranked below the removed screen
-  // (which shows it too) and the blocked texts; in the lobby it means the request was declined.
+  // (which shows it too) and the blocked texts. Not a denial by itself (issue #15): the adapter
+  // calls it an error once it stays (messages.ts RETRY_SCREEN_MS).
   retry_screen: [{ css: '[data-tid="calling-retry-cancelbutton"]' }],
   signin: [
-    { text: "you need to be signed in to an account" },
+    { text: "you need to be signed in to an account|we need to verify your info before you can join" },
     { css: 'input[name="loginfmt"]' },
     { url: SIGNIN_URL },
   ],
   captcha: [{ css: '[data-tid="HIP-Captcha-Image"]' }, { text: `verify you${APOS}re a real person` }],
+  // 2026 facts: tenant policy refusing guests (also told by conversationEnd subCode 5723).
+  anon_disabled: [
+    {
+      text:
+        "external participants are not permitted to join|anonymous (users|participants|join)[^\\n]{0,40}(not (allowed|permitted|enabled)|disabled|blocked)|" +
+        `doesn${APOS}t allow anonymous|does not allow anonymous`,
+    },
+  ],
+  wrong_passcode: [
+    { css: '[data-tid="passcode-error"]' },
+    { text: "passcode (is |was )?(incorrect|wrong|invalid|not valid)|(incorrect|wrong|invalid) (meeting )?passcode|meeting id or passcode" },
+  ],
   wrong_link: [{ text: "looks like the meeting url is incorrect" }],
   cant_connect: [{ text: `we couldn${APOS}t connect you` }],
   in_call: [
     { css: "#hangup-button" },
+    // 2026 facts: the light meeting's Leave.
+    { css: 'button[data-tid="call-end"]' },
     { css: 'button[data-tid="hangup-main-btn"]' },
     { css: '[data-inp="hangup-button"]' },
     { css: '[data-tid="calling-toolbar"]' },
@@ -75,10 +103,19 @@ export const SCREEN_SIGNALS: Record<ScreenName, Signal[]> = {
     { css: "#roster-button" },
     { css: "#chat-button" },
     { css: "#raisehands-button" },
+    // The stage's tiles and captions (2026 facts): still there while a screen share hides the toolbar.
+    { css: '[data-stream-type="Video"]' },
+    { css: '[data-tid="participant-info-nametag"]' },
+    { css: '[data-tid="closed-caption-renderer-wrapper"]' },
   ],
   // §6's lobby cancel button, for a lobby whose text we do not know; below the pre-join screen
   // so a pre-join page with a cancel button is never taken for the lobby.
-  lobby_hint: [{ css: '[data-tid="prejoin-cancel-button"]' }],
+  // 2026 facts: the light lobby keeps a disabled "Join now" (with no name field beside it, which
+  // would make it the pre-join screen: that one ranks higher).
+  lobby_hint: [
+    { css: '[data-tid="prejoin-cancel-button"]' },
+    { css: '[data-tid="prejoin-join-button"][disabled], [data-tid="prejoin-join-button"][aria-disabled="true"]' },
+  ],
   lobby: [
     {
       text:
@@ -86,9 +123,14 @@ export const SCREEN_SIGNALS: Record<ScreenName, Signal[]> = {
         `waiting to be admitted|waiting for someone to let you in|your request to join has been sent|you${APOS}re in the lobby`,
     },
   ],
-  modal: [{ button: "continue without audio or video" }, { text: "select allow to let microsoft teams use your mic and camera" }],
+  modal: [
+    { button: "continue without audio or video" },
+    { text: "select allow to let microsoft teams use your mic and camera" },
+    // 2026 facts: the dialog after "Join now", known by its question when its button reads otherwise.
+    { css: '[role="dialog"], [role="alertdialog"], dialog[open]', text: `are you sure you don${APOS}t want (to use )?audio or video` },
+  ],
   prejoin: [
-    { css: '[data-tid="prejoin-join-button"]' },
+    { css: '[data-tid="prejoin-join-button"]:not([disabled]):not([aria-disabled="true"])' },
     { css: '[data-tid="prejoin-display-name-input"]' },
     { css: "#prejoin-display-name" },
     { css: 'input[placeholder="Type your name"]' },
@@ -100,6 +142,9 @@ export const SCREEN_SIGNALS: Record<ScreenName, Signal[]> = {
     // in the same button; only buttons and links are read, so a sentence elsewhere cannot fire.
     { button: "continue on this browser|join (meeting )?(from|on) this browser|join from browser" },
   ],
+  // 2026 facts: the light page's loading screen. A known state (not `unknown`), never an outcome;
+  // its empty DOM before that stays unknown, so an empty page still ends `unexpected_page`.
+  loading: [{ css: "#loading-screen" }],
 };
 
 /** Order of precedence when several screens' signals fire at once: outcomes before progress. */
@@ -108,7 +153,9 @@ export const SCREEN_PRIORITY: readonly ScreenName[] = [
   "removed",
   "denied",
   "signin",
+  "anon_disabled",
   "captcha",
+  "wrong_passcode",
   "wrong_link",
   "cant_connect",
   "retry_screen",
@@ -121,10 +168,48 @@ export const SCREEN_PRIORITY: readonly ScreenName[] = [
   "launcher",
   "lobby_hint",
   "call_hint",
+  "loading",
 ];
 
 /** The weaker screens report as the screen they stand for. */
-export const SCREEN_ALIASES: Partial<Record<ScreenName, ScreenName>> = { retry_screen: "denied", call_hint: "in_call", lobby_hint: "lobby" };
+export const SCREEN_ALIASES: Partial<Record<ScreenName, ScreenName>> = { call_hint: "in_call", lobby_hint: "lobby" };
+
+/**
+ * Where the end screens' texts are never read: chat and message lists (teams-dom.md has no
+ * selector for them; these are the usual roles, ids and data-tids of such panes).
+ */
+export const CHAT_AREAS = [
+  '[role="log"]',
+  '[role="feed"]',
+  '[data-tid*="chat" i]',
+  '[data-tid*="message" i]',
+  '[id*="chat" i]:not(button)',
+  '[aria-label*="chat" i]',
+  '[aria-label*="message" i]',
+].join(", ");
+
+/** Where an end screen's text may sit while the call view is still on the page. */
+export const END_SCREEN_AREAS = [
+  "h1",
+  "h2",
+  "h3",
+  '[role="heading"]',
+  '[role="dialog"]',
+  '[role="alertdialog"]',
+  '[role="alert"]',
+  "#calling-retry-screen-title",
+  '[data-tid*="end-screen" i]',
+  '[data-tid*="retry" i]',
+].join(", ");
+
+/** The People button, whose badge alone counts participants (issue #15: not the chat's unread badge). */
+export const ROSTER_BUTTONS = [
+  "#roster-button",
+  '[data-tid*="roster" i]',
+  '[data-tid*="people" i]',
+  '[aria-label^="People" i]',
+  '[aria-label*="participants" i]',
+].join(", ");
 
 /** Element candidates for the adapter's actions, best first. */
 export const ACTION_SELECTORS = {
@@ -148,13 +233,19 @@ export const ACTION_SELECTORS = {
     'a[href]:has-text("Join from browser")',
     'a[href]:has-text("Join meeting from this browser")',
   ],
-  modalContinue: ['button:has-text("Continue without audio or video")', 'role=button[name="Continue without audio or video"]'],
+  modalContinue: [
+    'button:has-text("Continue without audio or video")',
+    'role=button[name="Continue without audio or video"]',
+    // The same dialog with a shorter button ("Continue", "Continue without"), inside the dialog only.
+    '[role="dialog"] button:has-text("Continue")',
+    '[role="alertdialog"] button:has-text("Continue")',
+  ],
   nameInput: ['[data-tid="prejoin-display-name-input"]', "#prejoin-display-name", 'input[placeholder="Type your name"]'],
   camera: ['[data-tid="toggle-video"]', 'button[aria-label="Turn camera off"]'],
   mic: ['[data-tid="toggle-mute"]', 'button[aria-label="Mute mic"]'],
   join: ['[data-tid="prejoin-join-button"]', 'button:has-text("Join now")', 'role=button[name="Join now"]'],
   lobbyCancel: ['[data-tid="prejoin-cancel-button"]'],
-  hangup: ["#hangup-button", 'button[data-tid="hangup-main-btn"]', '[data-inp="hangup-button"]', 'button[aria-label="Leave"]'],
+  hangup: ["#hangup-button", 'button[data-tid="hangup-main-btn"]', 'button[data-tid="call-end"]', '[data-inp="hangup-button"]', 'button[aria-label="Leave"]'],
   micButton: ["#microphone-button", '[data-tid="microphone-button"]', 'button[aria-label^="Unmute"]', 'button[aria-label^="Mute"]'],
   more: ["#callingButtons-showMoreBtn", 'button[aria-label="More"]', 'button[aria-label="More actions"]'],
   roster: ["#roster-button", 'button[aria-label="People"]', 'button[aria-label^="Show participants"]'],

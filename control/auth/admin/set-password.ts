@@ -18,7 +18,8 @@ import { generatePassword } from "./generated-password.ts";
 export async function adminSetPassword(ctx: AuthContext, input: { userId: string; password: string | null }): Promise<void> {
   requireHook(ctx, "adminPasswordIssued");
   const user = await ctx.db.user.findUnique({ where: { id: input.userId }, include: { credential: true } });
-  if (!user) throw fail.notFound("No such user.");
+  // 400, not 404: the Endpoints table lists 204, 400, 403 and 502 for this route (issue #14).
+  if (!user) throw fail.badRequest("No such user.");
   const credential = user.credential;
   if (!credential) throw fail.badRequest("This account has no local password credential.");
   const address = credential.email;

@@ -19,6 +19,11 @@ export interface Principal {
   amr: string[];
   claims: JWTPayload;
   roles: string[];
+  /**
+   * True when the token is an access token; false for an external ID token accepted under
+   * `Oidc:AcceptIdTokens`, whose `auth_time` proves nothing about this request (Account rule 3).
+   */
+  accessToken: boolean;
 }
 
 declare module "express-serve-static-core" {

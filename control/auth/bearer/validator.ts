@@ -9,6 +9,7 @@ import type { AuthContext } from "../context.ts";
 import { signingKeysFor } from "../tokens/keys.ts";
 import { createExternalVerifier, type ExternalVerifier } from "./external-verifier.ts";
 import { verifyLocalToken } from "./local-verifier.ts";
+import { isIdToken } from "./token-kind.ts";
 import type { Principal } from "./principal.ts";
 import { provisionExternalUser } from "./provision.ts";
 import { rolesFromClaims } from "./roles.ts";
@@ -64,29 +65,38 @@ function createValidator(ctx: BearerContext): BearerValidator {
       }
       if (external && iss !== undefined && iss.replace(/\/+$/, "") === external.issuer) {
         let payload: JWTPayload;
+        let idToken: boolean;
         try {
-          ({ payload } = await external.verify(token, ctx.now()));
+          const verified = await external.verify(token, ctx.now());
+          payload = verified.payload;
+          idToken = isIdToken(verified.protectedHeader, payload);
         } catch (error) {
           throw refuse(error);
         }
+        // An ID token is for the client that asked for it, not a credential for this API
+        // (Oidc:AcceptIdTokens opts in; such a token then proves no auth_time, Account rule 3).
+        if (idToken && !config.Oidc.AcceptIdTokens) throw refuse(new Error("an ID token is not an access token (Oidc:AcceptIdTokens is off)"));
         const userId = await provisionExternalUser(ctx.db, payload.iss as string, payload.sub as string, payload);
-        return principal(payload, { userId, local: false, roles: rolesFromClaims(payload, config.Oidc.RoleClaim) });
+        return principal(payload, { userId, local: false, roles: rolesFromClaims(payload, config.Oidc.RoleClaim), accessToken: !idToken });
       }
       throw refuse(new Error("token issuer is not accepted"));
     },
   };
 }
 
-function principal(payload: JWTPayload, known: { userId: string; local: boolean; roles: string[] }): Principal {
+function principal(payload: JWTPayload, known: { userId: string; local: boolean; roles: string[]; accessToken?: boolean }): Principal {
   const amr = Array.isArray(payload.amr) ? payload.amr.filter((v): v is string => typeof v === "string") : [];
   const sid = payload.toa_sid;
   return {
-    ...known,
+    userId: known.userId,
+    local: known.local,
+    roles: known.roles,
     issuer: payload.iss as string,
     subject: payload.sub as string,
     // toa_sid is ours: an external provider's claim of that name names no session of ours.
     sessionId: known.local && typeof sid === "string" ? sid : null,
     amr,
     claims: payload,
+    accessToken: known.accessToken ?? true,
   };
 }

@@ -50,8 +50,22 @@ export async function signInWithDevice(ctx: AuthContext, userId: string, present
 async function spentOrUnknown(ctx: AuthContext, userId: string, presentedHash: string, now: Date): Promise<DeviceSignIn> {
   const spent = await ctx.db.spentDeviceToken.findUnique({ where: { tokenHash: presentedHash }, include: { device: { select: { userId: true } } } });
   if (!spent) return { outcome: "refused", reason: "unknown" };
-  if (spent.device.userId !== userId) return { outcome: "refused", reason: "foreign" };
-  return theft(ctx, spent.deviceId, userId, now);
+  // A spent token is the theft signal whoever presents it (Sign-in rule 3): revoked either way.
+  return theft(ctx, spent.deviceId, spent.device.userId, now);
+}
+
+/**
+ * Sign-in rule 3 on ANY presentation: a spent device token revokes its device before the
+ * password is even looked at (issue #14). Only a sign-in whose password was right reached the
+ * device check before, so a thief replaying a copied token with a wrong or no password left the
+ * device trusted. True when the token was a spent one.
+ */
+export async function revokeIfSpent(ctx: AuthContext, presented: string): Promise<boolean> {
+  if (presented.length > MAX_TOKEN_LENGTH) return false;
+  const spent = await ctx.db.spentDeviceToken.findUnique({ where: { tokenHash: hashToken(presented) }, include: { device: { select: { userId: true } } } });
+  if (!spent) return false;
+  await theft(ctx, spent.deviceId, spent.device.userId, ctx.now());
+  return true;
 }
 
 async function theft(ctx: AuthContext, deviceId: string, userId: string, now: Date): Promise<DeviceSignIn> {

@@ -23,7 +23,7 @@ export interface IssuedDeviceToken {
 
 export const secondsLeft = (expiresAt: Date, now: Date): number => Math.max(0, Math.floor((expiresAt.getTime() - now.getTime()) / 1000));
 
-export async function trustDevice(ctx: AuthContext, input: { userId: string; label: string | null | undefined; req: Request; twoFactorAt: Date }): Promise<IssuedDeviceToken> {
+export async function trustDevice(ctx: AuthContext, input: { userId: string; label: string | null | undefined; req: Request; twoFactorAt: Date; passkeyId?: string | null; stamp: string }): Promise<IssuedDeviceToken> {
   // The live second factor's own time, so device sign-ins report exactly the session's toa_2fa_at.
   const now = input.twoFactorAt;
   const token = newOpaqueToken();
@@ -31,7 +31,6 @@ export async function trustDevice(ctx: AuthContext, input: { userId: string; lab
   const client = clientInfo(input.req, ctx.config.LocalLogin.IpAddressStorage);
   const id = randomUUID();
   await ctx.db.$transaction(async (tx) => {
-    const user = await tx.user.findUniqueOrThrow({ where: { id: input.userId }, select: { securityStamp: true } });
     await tx.trustedDevice.create({
       data: {
         id,
@@ -40,8 +39,12 @@ export async function trustDevice(ctx: AuthContext, input: { userId: string; lab
         label: input.label ?? null,
         userAgent: client.userAgent,
         ipAddress: storedAddress(input.req.ip, ctx.config.TrustedDevices.IpAddressStorage),
-        securityStamp: user.securityStamp,
+        // The stamp the sign-in was proven under, not the current one: a device trusted by a
+        // sign-in that a credential change overtook is refused at its first use (Sign-in rule 4).
+        securityStamp: input.stamp,
         twoFactorAt: now,
+        // Deleting this passkey un-trusts the device (a cached factor dies with the factor).
+        passkeyId: input.passkeyId ?? null,
         createdAt: now,
         lastUsedAt: now,
         expiresAt,

@@ -9,6 +9,7 @@ import { AppError, fail } from "../../http/errors.ts";
 import type { AuthContext } from "../context.ts";
 import { buildLink } from "../hooks/index.ts";
 import { takeMailSlot } from "../passwords/mail-cooldown.ts";
+import { checkCurrentPassword, LOCKED_CURRENT_PASSWORD, WRONG_CURRENT_PASSWORD } from "../passwords/current-password.ts";
 import { deliver, DeliveryFailed, issueSingleUseToken, requireHook, retireTokens } from "../single-use/index.ts";
 import { assertAddressFree, normaliseEmail } from "./address.ts";
 
@@ -24,8 +25,10 @@ export async function requestEmailChange(ctx: AuthContext, input: EmailChangeReq
   requireHook(ctx, "emailVerification");
   const credential = await ctx.db.passwordCredential.findUnique({ where: { userId: input.userId } });
   if (!credential) throw fail.badRequest("This account has no password yet. Set a password first.");
-  const { ok } = await ctx.hasher.verify(input.currentPassword, credential.passwordHash);
-  if (!ok) throw fail.badRequest("The current password is not correct.");
+  // A wrong current password is a password guess: it counts toward the account lockout.
+  const check = await checkCurrentPassword(ctx, input.userId, input.currentPassword);
+  if (check.outcome === "locked") throw fail.badRequest(LOCKED_CURRENT_PASSWORD);
+  if (check.outcome !== "ok") throw fail.badRequest(WRONG_CURRENT_PASSWORD);
   const normalized = normaliseEmail(input.newEmail);
   await assertAddressFree(ctx.db, input.userId, normalized);
 
@@ -53,7 +56,10 @@ export async function requestEmailChange(ctx: AuthContext, input: EmailChangeReq
     // Nobody received the link: kill it and give the cooldown back so the person can retry now.
     await retireTokens(ctx.db, { kind: EMAIL_VERIFICATION, userId: input.userId, id }, ctx.now());
     await ctx.db.mailCooldown.deleteMany({ where: { key: cooldownKey } });
-    throw new AppError("notification_failed", { message: "The verification link could not be sent. Try again later.", cause: error });
+    // 400, not 502: the Endpoints table lists 204, 400, 409 and 429 for this route (issue #14), and
+    // the person can correct this by trying again (nothing moved; the cooldown was given back).
+    const message = "The verification link could not be sent. Try again later.";
+    throw new AppError("bad_request", { message, errors: [message], cause: error });
   }
   ctx.logger.info({ userId: input.userId }, "email verification link sent");
 }

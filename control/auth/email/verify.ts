@@ -8,6 +8,7 @@
 import { fail } from "../../http/errors.ts";
 import type { AuthContext } from "../context.ts";
 import { consumeSingleUseToken } from "../single-use/index.ts";
+import { hashToken } from "../tokens/opaque.ts";
 import { assertAddressFree, lockAddress, normaliseEmail, releaseFromOthers } from "./address.ts";
 import { EMAIL_VERIFICATION } from "./request-change.ts";
 
@@ -16,6 +17,12 @@ const BAD_LINK = "This verification link is not valid or has expired. Ask for a 
 export async function verifyEmail(ctx: AuthContext, token: string): Promise<{ userId: string }> {
   const now = ctx.now();
   const result = await ctx.db.$transaction(async (tx) => {
+    // Lock order on PostgreSQL: the account's credential row before any token row, as every
+    // credential change (password change, reset, admin set) takes them. Consuming the token first
+    // deadlocked with a reset racing this redemption (issue #14, found by its race test).
+    const pending = await tx.singleUseToken.findUnique({ where: { tokenHash: hashToken(token) }, select: { userId: true } });
+    if (!pending) return null;
+    await tx.passwordCredential.updateMany({ where: { userId: pending.userId }, data: { updatedAt: now } });
     const row = await consumeSingleUseToken(tx, EMAIL_VERIFICATION, token, now);
     if (!row?.email) return null;
     const normalized = normaliseEmail(row.email);

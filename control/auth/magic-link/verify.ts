@@ -22,13 +22,14 @@ export const MAGIC_LINK_AMR = ["email"];
 
 export async function verifyMagicLink(ctx: AuthContext, input: { token: string; deviceToken?: string | null | undefined; req: Request }): Promise<GateOutcome> {
   const now = ctx.now();
-  const userId = await ctx.db.$transaction(async (tx) => {
+  const redeemed = await ctx.db.$transaction(async (tx) => {
     const row = await consumeSingleUseToken(tx, MAGIC_LINK, input.token, now);
     if (!row?.email) return null;
-    const holder = await tx.passwordCredential.findUnique({ where: { userId: row.userId }, select: { normalizedEmail: true } });
-    return holder?.normalizedEmail === row.email ? row.userId : null;
+    const holder = await tx.passwordCredential.findUnique({ where: { userId: row.userId }, select: { normalizedEmail: true, user: { select: { securityStamp: true } } } });
+    return holder?.normalizedEmail === row.email ? { userId: row.userId, stamp: holder.user.securityStamp } : null;
   });
-  if (!userId) throw fail.invalidGrant();
+  if (!redeemed) throw fail.invalidGrant();
+  const { userId, stamp } = redeemed;
   ctx.logger.info({ userId }, "magic link redeemed");
-  return secondFactorGate(ctx, { userId, amr: MAGIC_LINK_AMR, authTime: now, deviceToken: input.deviceToken, req: input.req });
+  return secondFactorGate(ctx, { userId, amr: MAGIC_LINK_AMR, authTime: now, stamp, deviceToken: input.deviceToken, req: input.req });
 }

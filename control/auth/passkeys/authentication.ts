@@ -1,8 +1,8 @@
 /**
  * A passkey as the second factor of a sign-in challenge. The WebAuthn challenge is stored on the
  * TwoFactorChallenge row, so it dies with it (single use, attempt cap, lifetime). The assertion is
- * verified inside the transaction that consumes the sign-in challenge (twofactor/challenge.ts),
- * and the signature counter moves by a conditional update on the old value: an assertion whose
+ * verified before the transaction that consumes the sign-in challenge (twofactor/challenge.ts),
+ * which then moves the signature counter by a conditional update on the old value: an assertion whose
  * counter does not exceed the stored one (a cloned authenticator, or a replay) is refused.
  */
 import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
@@ -25,15 +25,27 @@ export async function assertionOptions(ctx: AuthContext, challenge: TwoFactorCha
   return count === 1 ? options : null;
 }
 
-/** Inside the consuming transaction: true when the assertion proves a passkey of the user. */
-export async function provePasskey(ctx: AuthContext, tx: Tx, challenge: TwoFactorChallenge, response: AuthenticationResponseJSON, now: Date): Promise<boolean> {
-  const current = await tx.twoFactorChallenge.findUnique({ where: { id: challenge.id }, select: { webAuthnChallenge: true } });
+export interface VerifiedAssertion {
+  passkeyId: string;
+  /** The stored counter the assertion was checked against, and the one it reports. */
+  oldCounter: number;
+  newCounter: number;
+  /** The WebAuthn challenge the assertion signed. */
+  webAuthnChallenge: string;
+}
+
+/**
+ * Before any transaction: true-ish when the assertion proves a passkey of the challenge's user.
+ * The signature check is not database work, so it must not run while a transaction holds the
+ * connection (issue #14: a failing check rolled back other requests' writes on SQLite).
+ */
+export async function verifyPasskeyAssertion(ctx: AuthContext, challenge: TwoFactorChallenge, response: AuthenticationResponseJSON): Promise<VerifiedAssertion | null> {
+  const current = await ctx.db.twoFactorChallenge.findUnique({ where: { id: challenge.id }, select: { webAuthnChallenge: true } });
   const expectedChallenge = current?.webAuthnChallenge;
-  if (!expectedChallenge) return false;
-  const passkey = await tx.passkey.findUnique({ where: { credentialId: response.id } });
-  if (!passkey || passkey.userId !== challenge.userId) return false;
+  if (!expectedChallenge) return null;
+  const passkey = await ctx.db.passkey.findUnique({ where: { credentialId: response.id } });
+  if (!passkey || passkey.userId !== challenge.userId) return null;
   const rp = relyingParty(ctx.config);
-  let newCounter: number;
   try {
     const result = await verifyAuthenticationResponse({
       response,
@@ -43,12 +55,24 @@ export async function provePasskey(ctx: AuthContext, tx: Tx, challenge: TwoFacto
       requireUserVerification: false,
       credential: { id: passkey.credentialId, publicKey: isoBase64URL.toBuffer(passkey.publicKey), counter: passkey.counter, transports: parseTransports(passkey.transports) },
     });
-    if (!result.verified) return false;
-    newCounter = result.authenticationInfo.newCounter;
+    if (!result.verified) return null;
+    return { passkeyId: passkey.id, oldCounter: passkey.counter, newCounter: result.authenticationInfo.newCounter, webAuthnChallenge: expectedChallenge };
   } catch (error) {
     ctx.logger.info({ userId: challenge.userId, passkeyId: passkey.id, err: error }, "passkey assertion refused");
-    return false;
+    return null;
   }
-  const { count } = await tx.passkey.updateMany({ where: { id: passkey.id, counter: passkey.counter }, data: { counter: newCounter, lastUsedAt: now } });
+}
+
+/**
+ * Inside the consuming transaction, database only: the challenge still expects the signed WebAuthn
+ * challenge (a newer options call replaces it) and the counter moves from the value checked.
+ */
+export async function spendPasskeyAssertion(tx: Tx, challenge: TwoFactorChallenge, verified: VerifiedAssertion, now: Date): Promise<boolean> {
+  const still = await tx.twoFactorChallenge.count({ where: { id: challenge.id, webAuthnChallenge: verified.webAuthnChallenge } });
+  if (still !== 1) return false;
+  const { count } = await tx.passkey.updateMany({
+    where: { id: verified.passkeyId, userId: challenge.userId, counter: verified.oldCounter },
+    data: { counter: verified.newCounter, lastUsedAt: now },
+  });
   return count === 1;
 }

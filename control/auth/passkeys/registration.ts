@@ -86,8 +86,20 @@ export async function listPasskeys(ctx: AuthContext, userId: string): Promise<Pa
   return rows.map((p) => ({ id: p.id, label: p.label ?? "", createdAt: isoWithOffset(p.createdAt), lastUsedAt: p.lastUsedAt ? isoWithOffset(p.lastUsedAt) : null }));
 }
 
-/** False for an unknown or foreign id (both 404: Account rule 15's reasoning). */
+/**
+ * False for an unknown or foreign id (both 404: Account rule 15's reasoning). In the same
+ * transaction every device trusted through this passkey is un-trusted: a cached second factor
+ * must not outlive the factor it caches.
+ */
 export async function deletePasskey(ctx: AuthContext, userId: string, id: string): Promise<boolean> {
-  const { count } = await ctx.db.passkey.deleteMany({ where: { id, userId } });
-  return count === 1;
+  const now = ctx.now();
+  const untrusted = await ctx.db.$transaction(async (tx) => {
+    const { count } = await tx.passkey.deleteMany({ where: { id, userId } });
+    if (count !== 1) return null;
+    const devices = await tx.trustedDevice.updateMany({ where: { userId, passkeyId: id, revokedAt: null }, data: { revokedAt: now, revokeReason: "passkey-deleted" } });
+    return devices.count;
+  });
+  if (untrusted === null) return false;
+  ctx.logger.info({ userId, passkeyId: id, untrustedDevices: untrusted }, "passkey deleted");
+  return true;
 }

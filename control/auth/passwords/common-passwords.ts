@@ -4,11 +4,12 @@
  * credential-stuffing and spraying try exactly these first.
  */
 import { readFileSync } from "node:fs";
+import { projectPath } from "../../../shared/runtime/layout.ts";
 
 let list: ReadonlySet<string> | undefined;
 
 function load(): ReadonlySet<string> {
-  const text = readFileSync(new URL("./common-passwords.txt", import.meta.url), "utf8");
+  const text = readFileSync(projectPath("control", "auth", "passwords", "common-passwords.txt"), "utf8");
   return new Set(
     text
       .split("\n")

@@ -22,10 +22,13 @@ export interface SideEffectOptions {
 
 export async function revokeAllCredentialsSideEffects(ctx: AuthContext, tx: Tx, userId: string, options: SideEffectOptions): Promise<{ revokedFamilies: string[] }> {
   const now = ctx.now();
+  // The stamp moves FIRST: on PostgreSQL this takes the user row's lock before the families are
+  // read, so a session start racing this change either finishes before (and its family is found
+  // and revoked below) or waits and sees the new stamp (tokens/session-store-postgres.ts).
+  await tx.user.update({ where: { id: userId }, data: { securityStamp: randomUUID() } });
   const revokedFamilies = await revokeUserFamilies(ctx, { userId, reason: options.reason }, tx);
   await tx.trustedDevice.deleteMany({ where: { userId } });
   await tx.passkey.deleteMany({ where: { userId } });
-  await tx.user.update({ where: { id: userId }, data: { securityStamp: randomUUID() } });
   const kinds = ["password-reset", ...(options.retireEmailVerification ? ["email-verification"] : [])];
   await tx.singleUseToken.updateMany({
     where: { userId, kind: { in: kinds }, consumedAt: null, retiredAt: null },

@@ -19,7 +19,9 @@ export async function setFirstPassword(ctx: AuthContext, principal: Principal, n
   const existing = await ctx.db.passwordCredential.findUnique({ where: { userId: principal.userId }, select: { userId: true } });
   if (existing) throw fail.badRequest("Enter your current password to change it.");
   const windowMs = ctx.config.LocalLogin.FirstPasswordProofWindow;
-  const proofs = [principal.claims.auth_time, principal.claims.toa_2fa_at]
+  // auth_time only from an access token (Account rule 3): an ID token's says when someone signed
+  // in to the client it was minted for, not that the bearer of this request just did.
+  const proofs = [principal.accessToken ? principal.claims.auth_time : undefined, principal.claims.toa_2fa_at]
     .map((v) => epochSeconds.safeParse(v))
     .filter((r) => r.success)
     .map((r) => r.data * 1000);

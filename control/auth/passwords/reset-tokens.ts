@@ -1,6 +1,7 @@
 /**
  * Password-reset links: issued in the background after `/password/forgot`, redeemed once by
- * `/password/reset`. Only the SHA-256 of a token is stored; the raw token exists for one hook call.
+ * `/password/reset`, and only while the account still holds the address the link was mailed to
+ * (the row records it). Only the SHA-256 of a token is stored; the raw token exists for one hook call.
  */
 import { randomUUID } from "node:crypto";
 import type { AuthContext } from "../context.ts";
@@ -8,6 +9,7 @@ import { normaliseEmail } from "../sign-in/find-credential.ts";
 import { hashToken, newOpaqueToken } from "../tokens/opaque.ts";
 import { buildLink } from "../hooks/index.ts";
 import { takeMailSlot } from "./mail-cooldown.ts";
+import { hookFailureFields } from "../single-use/deliver.ts";
 
 export const PASSWORD_RESET = "password-reset";
 
@@ -47,8 +49,9 @@ export async function sendPasswordReset(ctx: AuthContext, email: string): Promis
   try {
     await hook({ to: credential.email, userId: credential.userId, userName: credential.userName, token, link });
   } catch (error) {
-    // Account rule 6: failures are only logged (the caller already has its 204).
-    ctx.logger.error({ err: error, userId: credential.userId }, "password-reset hook failed");
+    // Account rule 6: failures are only logged (the caller already has its 204); its class and a
+    // plain code only: the message or properties may quote the link the hook was sending.
+    ctx.logger.error({ hook: "passwordReset", userId: credential.userId, ...hookFailureFields(error) }, "password-reset hook failed");
     return "sent";
   }
   ctx.logger.info({ userId: credential.userId }, "password-reset link sent");

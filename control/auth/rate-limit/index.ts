@@ -1,3 +1,3 @@
 /** Per-address rate limiting of the identity service's guessable endpoints. */
 export { authRateLimit, nat64Prefixes } from "./limiter.ts";
-export { clientKey, parseIpv6, parseNat64Prefix, WELL_KNOWN_NAT64, type Ipv6Prefix } from "./client-key.ts";
+export { clientKey, parseNat64Prefix, WELL_KNOWN_NAT64, type Ipv6Prefix } from "./client-key.ts";

@@ -9,22 +9,23 @@
  * IPv4 for mapped and NAT64 addresses). `req.ip` honours X-Forwarded-For only from
  * `ForwardedHeaders` proxies (create-app.ts), so a spoofed header buys no fresh budget.
  *
- * Store: express-rate-limit's in-memory store, which is right for one instance. Several
- * instances behind a load balancer each keep their own budget (N instances allow N x the limit);
- * such a deployment needs a shared store (e.g. rate-limit-redis) passed here.
+ * Store: express-rate-limit's in-memory store, which is right for one instance. In cluster mode
+ * (#19) the context carries a store in PostgreSQL (control/cluster/rate-limit-store.ts), so N
+ * instances share one budget instead of allowing N x the limit.
  */
 import type { RequestHandler } from "express";
-import { rateLimit, type RateLimitInfo } from "express-rate-limit";
+import { rateLimit, type RateLimitInfo, type Store } from "express-rate-limit";
 import { ConfigError, type Config } from "../../config/index.ts";
 import { fail } from "../../http/errors.ts";
+import { metrics } from "../../metrics/index.ts";
 import { clientKey, parseNat64Prefix, WELL_KNOWN_NAT64, type Ipv6Prefix } from "./client-key.ts";
 
 const limiters = new WeakMap<object, RequestHandler>();
 
-export function authRateLimit(ctx: { config: Config }): RequestHandler {
+export function authRateLimit(ctx: { config: Config; rateLimitStore?: Store }): RequestHandler {
   let limiter = limiters.get(ctx);
   if (!limiter) {
-    limiter = createLimiter(ctx.config);
+    limiter = createLimiter(ctx.config, ctx.rateLimitStore);
     limiters.set(ctx, limiter);
   }
   return limiter;
@@ -43,7 +44,7 @@ export function nat64Prefixes(config: Config): Ipv6Prefix[] {
   ];
 }
 
-function createLimiter(config: Config): RequestHandler {
+function createLimiter(config: Config, store?: Store): RequestHandler {
   const settings = config.LocalLogin.RateLimit;
   if (!settings.Enabled) return (_req, _res, next) => next();
   const prefixes = nat64Prefixes(config);
@@ -51,16 +52,19 @@ function createLimiter(config: Config): RequestHandler {
     windowMs: settings.Window,
     limit: settings.PermitLimit,
     keyGenerator: (req) => clientKey(req.ip, prefixes),
+    ...(store ? { store } : {}),
     // The 429 goes through the error catalogue like every other refusal ({errors: [...]} + Retry-After).
     standardHeaders: false,
     legacyHeaders: false,
     handler: (req, _res, next) => {
+      metrics.rateLimited();
       const resetTime = (req as { rateLimit?: RateLimitInfo }).rateLimit?.resetTime;
       const seconds = resetTime ? (resetTime.getTime() - Date.now()) / 1000 : settings.Window / 1000;
       next(fail.tooManyRequests(seconds, "Too many requests from your network address. Try again later."));
     },
     validate: {
-      // Our key generator does its own IPv6 subnetting (and NAT64), which the library cannot see.
+      // The key generator subnets IPv6 with the library's own ipKeyGenerator (after NAT64), which
+      // the library's static check cannot see.
       keyGeneratorIpFallback: false,
       // An unexpected X-Forwarded-For is ignored on purpose (not from a known proxy): no warning.
       xForwardedForHeader: false,

@@ -59,9 +59,8 @@ export function adminUserRoutes({ ctx, target }: AuthRouteDeps): void {
     before: admin,
     responses: {
       204: { description: "Password set and delivered" },
-      400: { description: "Input to correct (`errors`)" },
+      400: { description: "Input to correct, or no such user (`errors`)" },
       403: { description: "Not an administrator" },
-      404: { description: "No such user" },
       502: { description: "Password set, sessions revoked, but the hook failed" },
     },
     handler: async ({ res, body, params }) => {

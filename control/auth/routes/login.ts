@@ -4,14 +4,16 @@
  * SignInRefusalFloor (Sign-in rule 2).
  */
 import { z } from "zod";
-import { fail } from "../../http/errors.ts";
+import { AppError, fail } from "../../http/errors.ts";
 import { mountRoute } from "../../http/route.ts";
 import type { AuthRouteDeps } from "../feature.ts";
 import { authRateLimit } from "../rate-limit/index.ts";
 import { verifyPasswordSignIn } from "../sign-in/password-sign-in.ts";
 import { refusalFloor } from "../sign-in/refusal-floor.ts";
 import { tokenPairSchema } from "../sign-in/token-pair.ts";
-import { secondFactorGate } from "../twofactor/gate.ts";
+import { presentedDeviceToken, secondFactorGate } from "../twofactor/gate.ts";
+import { revokeIfSpent } from "../devices/redeem.ts";
+import { metrics } from "../../metrics/index.ts";
 
 /**
  * Bounded before any hashing: PBKDF2 cost does not grow with length (HMAC pre-hashes long keys),
@@ -49,15 +51,26 @@ export function loginRoutes({ ctx, target }: AuthRouteDeps): void {
     },
     handler: async ({ req, res, body: input }) => {
       const floor = refusalFloor(ctx.config.LocalLogin.SignInRefusalFloor);
+      // A spent device token revokes its device whatever the password (Sign-in rule 3).
+      const deviceToken = ctx.config.TrustedDevices.Enabled ? presentedDeviceToken(req, input.deviceToken) : null;
+      if (deviceToken !== null) await revokeIfSpent(ctx, deviceToken);
       const result = unusable(input.identifier) || unusable(input.password)
         ? ({ outcome: "refused", reason: "unknown-user", userId: null } as const)
         : await verifyPasswordSignIn(ctx, input.identifier, input.password);
       if (result.outcome === "refused") {
         ctx.logger.info({ userId: result.userId, reason: result.reason }, "sign-in refused");
+        metrics.login("refused", result.reason);
         await floor.wait();
         throw fail.invalidGrant();
       }
-      const gate = await secondFactorGate(ctx, { userId: result.userId, amr: result.amr, authTime: result.authTime, deviceToken: input.deviceToken, req });
+      const gate = await secondFactorGate(ctx, { userId: result.userId, amr: result.amr, authTime: result.authTime, stamp: result.stamp, deviceToken: input.deviceToken, req }).catch(
+        async (error: unknown) => {
+          // A credential change won the race (StampMoved → invalid_grant): a refusal like any other.
+          if (error instanceof AppError && error.code === "invalid_grant") await floor.wait();
+          throw error;
+        },
+      );
+      metrics.login(gate.kind === "challenge" ? "challenge" : "success");
       res.json(gate.body);
     },
   });

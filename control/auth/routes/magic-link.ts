@@ -10,6 +10,8 @@ import { mountRoute } from "../../http/route.ts";
 import type { AuthRouteDeps } from "../feature.ts";
 import { sendMagicLink } from "../magic-link/request.ts";
 import { verifyMagicLink } from "../magic-link/verify.ts";
+import { revokeIfSpent } from "../devices/redeem.ts";
+import { presentedDeviceToken } from "../twofactor/gate.ts";
 import { authRateLimit } from "../rate-limit/index.ts";
 import { tokenPairSchema } from "../sign-in/token-pair.ts";
 import { EMAIL_MAX } from "./account-fields.ts";
@@ -65,6 +67,9 @@ export function magicLinkRoutes({ ctx, target, background }: AuthRouteDeps): voi
       401: { description: "Unknown, used or expired link" },
     },
     handler: async ({ req, res, body }) => {
+      // A spent device token revokes its device whatever the link (Sign-in rule 3).
+      const deviceToken = ctx.config.TrustedDevices.Enabled ? presentedDeviceToken(req, body.deviceToken) : null;
+      if (deviceToken !== null) await revokeIfSpent(ctx, deviceToken);
       const token = body.token.length > 0 && body.token.length <= TOKEN_MAX ? body.token : "";
       if (token === "") throw fail.invalidGrant();
       const outcome = await verifyMagicLink(ctx, { token, deviceToken: body.deviceToken, req });

@@ -4,45 +4,33 @@
  * - GET {prefix}/passkeys, DELETE {prefix}/passkeys/{id} (bearer; unknown and foreign ids 404);
  * - {prefix}/2fa/passkey/options and /verify (anonymous, holding a sign-in challenge): the
  *   assertion ceremony answering the challenge (`toa_2fa_source` = "passkey").
- * Registering a passkey adds a second factor, so for a user who already has one it needs a
- * recent second factor on the access token: a stolen token alone cannot plant the thief's passkey.
+ * Registering or deleting a passkey changes a second factor, so it needs proof of presence
+ * (`currentPassword`, or a fresh second factor when one is enrolled; 400 `{errors}` otherwise): a
+ * stolen access token alone can neither plant the thief's passkey nor remove the owner's. Deleting a
+ * passkey also un-trusts the devices that were trusted through it.
  */
-import type { RequestHandler } from "express";
 import { z } from "zod";
 import { fail } from "../../http/errors.ts";
 import { mountRoute } from "../../http/route.ts";
-import { isFresh, principalOf, requireBearer } from "../bearer/index.ts";
-import type { AuthContext } from "../context.ts";
+import { principalOf, requireBearer } from "../bearer/index.ts";
 import { DEVICE_LABEL_MAX } from "../devices/trust.ts";
 import type { AuthRouteDeps } from "../feature.ts";
-import { assertionOptions, provePasskey } from "../passkeys/authentication.ts";
+import { assertionOptions, spendPasskeyAssertion, verifyPasskeyAssertion } from "../passkeys/authentication.ts";
 import { deletePasskey, listPasskeys, registerPasskey, registrationOptions } from "../passkeys/registration.ts";
 import { authenticationResponse, registrationResponse } from "../passkeys/wire.ts";
 import { authRateLimit } from "../rate-limit/index.ts";
 import { tokenPairSchema } from "../sign-in/token-pair.ts";
 import { findLiveChallenge, redeemChallenge } from "../twofactor/challenge.ts";
 import { finishLiveSecondFactor } from "../twofactor/finish.ts";
-import { hasSecondFactor } from "../twofactor/gate.ts";
+import { currentPasswordField, requireFactorChangeProof } from "../twofactor/change-proof.ts";
 
 const label = z.string().max(DEVICE_LABEL_MAX, `The label must be at most ${DEVICE_LABEL_MAX} characters.`).nullish();
 const challenge = z.string({ error: "Send the challenge." }).min(1, "Send the challenge.").max(512, "This is not a challenge.");
 const summary = z.object({ id: z.string(), label: z.string(), createdAt: z.string(), lastUsedAt: z.string().nullable() });
 const options = z.record(z.string(), z.unknown());
 
-/** For a user with a second factor already, the token must carry a fresh one (TwoFactor:FreshnessWindow). */
-function freshIfEnrolled(ctx: AuthContext): RequestHandler {
-  return (req, _res, next) => {
-    const principal = principalOf(req);
-    hasSecondFactor(ctx, principal.userId)
-      .then((enrolled) => {
-        if (enrolled && !isFresh(principal.claims.toa_2fa_at, ctx.config.TwoFactor.FreshnessWindow, ctx.now().getTime())) {
-          throw fail.forbidden("Adding a passkey needs a recent second factor: verify again.");
-        }
-        next();
-      })
-      .catch(next);
-  };
-}
+/** Registering and deleting a passkey take the proof of presence (twofactor/change-proof.ts). */
+const proofBody = z.object({ currentPassword: currentPasswordField }).default({});
 
 export function passkeyRoutes({ ctx, target }: AuthRouteDeps): void {
   if (!ctx.config.Passkeys.Enabled) return;
@@ -54,12 +42,15 @@ export function passkeyRoutes({ ctx, target }: AuthRouteDeps): void {
     path: "/passkeys/registration/options",
     family: "auth",
     tag: "passkeys",
-    summary: "Start registering a passkey: WebAuthn creation options",
+    summary: "Start registering a passkey: WebAuthn creation options (needs `currentPassword` or a fresh second factor)",
     security: "bearer",
-    before: [bearer, freshIfEnrolled(ctx)],
-    responses: { 200: { description: "PublicKeyCredentialCreationOptionsJSON", schema: options }, 403: { description: "A recent second factor is needed" } },
-    handler: async ({ req, res }) => {
-      res.json(await registrationOptions(ctx, principalOf(req).userId));
+    body: proofBody,
+    before: [bearer, limit],
+    responses: { 200: { description: "PublicKeyCredentialCreationOptionsJSON", schema: options }, 400: { description: "No proof of presence (`errors`)" } },
+    handler: async ({ req, res, body }) => {
+      const principal = principalOf(req);
+      await requireFactorChangeProof(ctx, principal, body.currentPassword);
+      res.json(await registrationOptions(ctx, principal.userId));
     },
   });
 
@@ -70,11 +61,13 @@ export function passkeyRoutes({ ctx, target }: AuthRouteDeps): void {
     tag: "passkeys",
     summary: "Finish registering a passkey with the authenticator's response",
     security: "bearer",
-    body: z.object({ response: registrationResponse, label }),
-    before: [bearer, freshIfEnrolled(ctx)],
-    responses: { 201: { description: "Registered", schema: summary }, 400: { description: "Response not accepted" } },
+    body: z.object({ response: registrationResponse, label, currentPassword: currentPasswordField }),
+    before: [bearer, limit],
+    responses: { 201: { description: "Registered", schema: summary }, 400: { description: "Response not accepted, or no proof of presence" } },
     handler: async ({ req, res, body }) => {
-      res.status(201).json(await registerPasskey(ctx, principalOf(req).userId, body.response, body.label));
+      const principal = principalOf(req);
+      await requireFactorChangeProof(ctx, principal, body.currentPassword);
+      res.status(201).json(await registerPasskey(ctx, principal.userId, body.response, body.label));
     },
   });
 
@@ -97,12 +90,15 @@ export function passkeyRoutes({ ctx, target }: AuthRouteDeps): void {
     path: "/passkeys/:id",
     family: "auth",
     tag: "passkeys",
-    summary: "Delete one of the caller's passkeys",
+    summary: "Delete one of the caller's passkeys (needs `currentPassword` or a fresh second factor; un-trusts the devices trusted through it)",
     security: "bearer",
-    before: [bearer],
-    responses: { 204: { description: "Deleted" }, 404: { description: "No such passkey of the caller" } },
-    handler: async ({ req, res, params }) => {
-      if (!(await deletePasskey(ctx, principalOf(req).userId, params.id ?? ""))) throw fail.notFound();
+    body: proofBody,
+    before: [bearer, limit],
+    responses: { 204: { description: "Deleted" }, 400: { description: "No proof of presence (`errors`)" }, 404: { description: "No such passkey of the caller" } },
+    handler: async ({ req, res, params, body }) => {
+      const principal = principalOf(req);
+      await requireFactorChangeProof(ctx, principal, body.currentPassword);
+      if (!(await deletePasskey(ctx, principal.userId, params.id ?? ""))) throw fail.notFound();
       res.status(204).end();
     },
   });
@@ -136,9 +132,13 @@ export function passkeyRoutes({ ctx, target }: AuthRouteDeps): void {
     before: [limit],
     responses: { 200: { description: "Token pair", schema: tokenPairSchema }, 401: { description: "Challenge or assertion not accepted" } },
     handler: async ({ req, res, body }) => {
-      const redeemed = await redeemChallenge(ctx, body.challenge, async (tx, row, now) => ((await provePasskey(ctx, tx, row, body.response, now)) ? true : null));
+      const redeemed = await redeemChallenge(ctx, body.challenge, {
+        verify: (row) => verifyPasskeyAssertion(ctx, row, body.response),
+        spend: async (tx, row, now, verified) => ((await spendPasskeyAssertion(tx, row, verified, now)) ? verified.passkeyId : null),
+      });
       if (!redeemed) throw fail.invalidGrant();
-      res.json(await finishLiveSecondFactor(ctx, { challenge: redeemed.challenge, source: "passkey", req, rememberDevice: body.rememberDevice, deviceLabel: body.deviceLabel }));
+      const { challenge: row, proof: passkeyId } = redeemed;
+      res.json(await finishLiveSecondFactor(ctx, { challenge: row, source: "passkey", passkeyId, req, rememberDevice: body.rememberDevice, deviceLabel: body.deviceLabel }));
     },
   });
 }

@@ -12,6 +12,7 @@ import type { AuthContext } from "../context.ts";
 import type { AuthRouteDeps } from "../feature.ts";
 import { revokeAllCredentialsSideEffects } from "../passwords/credential-change.ts";
 import { setFirstPassword } from "../passwords/first-password.ts";
+import { checkCurrentPassword, LOCKED_CURRENT_PASSWORD, WRONG_CURRENT_PASSWORD } from "../passwords/current-password.ts";
 import { assertAcceptablePassword } from "../passwords/policy.ts";
 import { authRateLimit } from "../rate-limit/index.ts";
 
@@ -47,10 +48,13 @@ export function passwordRoutes({ ctx, target }: AuthRouteDeps): void {
 }
 
 async function changePassword(ctx: AuthContext, principal: Principal, currentPassword: string, newPassword: string): Promise<void> {
-  const credential = await ctx.db.passwordCredential.findUnique({ where: { userId: principal.userId } });
-  if (!credential) throw fail.badRequest("This account has no password yet. Leave out the current password to set a first one.");
-  const { ok } = await ctx.hasher.verify(currentPassword, credential.passwordHash);
-  if (!ok) throw fail.badRequest("The current password is not correct.");
+  // A wrong current password is a password guess: it counts toward the account lockout.
+  const check = await checkCurrentPassword(ctx, principal.userId, currentPassword);
+  if (check.outcome !== "ok") {
+    if (check.outcome === "no-password") throw fail.badRequest("This account has no password yet. Leave out the current password to set a first one.");
+    throw fail.badRequest(check.outcome === "locked" ? LOCKED_CURRENT_PASSWORD : WRONG_CURRENT_PASSWORD);
+  }
+  const credential = { passwordHash: check.passwordHash };
   const passwordHash = await ctx.hasher.hash(newPassword);
   const { revokedFamilies } = await ctx.db.$transaction(async (tx) => {
     // Conditional on the hash just verified: of two concurrent changes only one applies.

@@ -12,6 +12,7 @@ import { tokenPair } from "../sign-in/complete.ts";
 import { tokenPairSchema } from "../sign-in/token-pair.ts";
 import { issueAccessTokenFrom } from "../tokens/access-token.ts";
 import { rotateRefreshToken } from "../tokens/refresh-tokens.ts";
+import { metrics } from "../../metrics/index.ts";
 
 /**
  * The Endpoints table lists only 200 and 401 for refresh: a missing or ill-typed token is no token,
@@ -37,13 +38,18 @@ export function refreshRoutes({ ctx, target, refreshStore }: AuthRouteDeps): voi
       401: { description: "Refresh token not accepted" },
     },
     handler: async ({ req, res, body: input }) => {
-      if (input.refreshToken.length === 0 || input.refreshToken.length > TOKEN_MAX) throw fail.invalidGrant();
+      if (input.refreshToken.length === 0 || input.refreshToken.length > TOKEN_MAX) {
+        metrics.refresh("refused", "unknown");
+        throw fail.invalidGrant();
+      }
       const result = await rotateRefreshToken(ctx, refreshStore, input.refreshToken, clientInfo(req, ctx.config.LocalLogin.IpAddressStorage));
       if (result.outcome === "refused") {
         ctx.logger.info({ reason: result.reason }, "refresh refused");
+        metrics.refresh("refused", result.reason);
         throw fail.invalidGrant();
       }
       const access = await issueAccessTokenFrom(ctx, result.family, result.profile);
+      metrics.refresh("success");
       res.json(tokenPair(access, result.refreshToken));
     },
   });

@@ -12,6 +12,7 @@ import { assertAcceptablePassword } from "../passwords/policy.ts";
 import { PASSWORD_RESET } from "../passwords/reset-tokens.ts";
 import { authRateLimit } from "../rate-limit/index.ts";
 import { hashToken } from "../tokens/opaque.ts";
+import { normaliseEmail } from "../sign-in/find-credential.ts";
 
 const body = z.object({
   token: z.string({ error: "The reset link is incomplete. Open the link from the email again." }).max(512, "This reset link is not valid."),
@@ -43,8 +44,12 @@ export function resetRoutes({ ctx, target }: AuthRouteDeps): void {
           data: { consumedAt: now },
         });
         if (count !== 1) return null;
+        // Only while the account still holds the address the link was mailed to: once the owner
+        // moved to another address (or someone else proved this one and it was released), a link
+        // lying in the old mailbox must not reset the password (issue #14). The token stays spent.
+        if (row.email === null) return null;
         const updated = await tx.passwordCredential.updateMany({
-          where: { userId: row.userId },
+          where: { userId: row.userId, normalizedEmail: normaliseEmail(row.email) },
           data: { passwordHash, failedCount: 0, failureWindowStart: null, lockedUntil: null },
         });
         if (updated.count !== 1) return null;

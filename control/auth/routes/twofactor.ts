@@ -16,13 +16,18 @@ import { startEnrolment } from "../twofactor/enrolment.ts";
 import { finishLiveSecondFactor } from "../twofactor/finish.ts";
 import { confirmEnrolment, disableTwoFactor, regenerateRecoveryCodes } from "../twofactor/manage.ts";
 import { spendCode } from "../twofactor/proof.ts";
+import { twoFactorKeys } from "../twofactor/secret-keys.ts";
 import { stepUp } from "../twofactor/step-up.ts";
 import { DEVICE_LABEL_MAX } from "../devices/trust.ts";
+import { currentPasswordField, requireFactorChangeProof } from "../twofactor/change-proof.ts";
 
 /** Codes are 6 digits or 11-character recovery codes; anything longer is refused unread. */
 const CODE_MAX = 64;
 const code = z.string({ error: "Enter the code." }).min(1, "Enter the code.").max(CODE_MAX, "This is not a valid code.");
 const codeBody = z.object({ code });
+/** Enrolment and confirmation also take the proof of presence (twofactor/change-proof.ts). */
+const enrolBody = z.object({ currentPassword: currentPasswordField }).default({});
+const confirmBody = z.object({ code, currentPassword: currentPasswordField });
 
 const CHALLENGE_MAX = 512;
 
@@ -59,7 +64,10 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     handler: async ({ req, res, body }) => {
       const unusable = body.challenge === "" || body.challenge.length > CHALLENGE_MAX || body.code.trim() === "" || body.code.length > CODE_MAX;
       if (unusable) throw fail.invalidGrant();
-      const redeemed = await redeemChallenge(ctx, body.challenge, (tx, challenge, now) => spendCode(tx, challenge.userId, body.code, now));
+      const redeemed = await redeemChallenge(ctx, body.challenge, {
+        verify: async () => true,
+        spend: (tx, challenge, now) => spendCode(tx, challenge.userId, body.code, now, twoFactorKeys(ctx.config)),
+      });
       if (!redeemed) {
         ctx.logger.info("two-factor challenge answer refused");
         throw fail.invalidGrant();
@@ -81,15 +89,19 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     path: "/2fa/totp/enroll",
     family: "auth",
     tag: "two-factor",
-    summary: "Start a TOTP enrolment: a new secret, pending until confirmed (replaces a pending one)",
+    summary: "Start a TOTP enrolment: a new secret, pending until confirmed (replaces a pending one); needs `currentPassword` or a fresh second factor",
     security: "bearer",
-    before: [bearer],
+    body: enrolBody,
+    before: [bearer, limit],
     responses: {
       200: { description: "The secret and its otpauth URI", schema: z.object({ secret: z.string(), otpauthUri: z.string() }) },
+      400: { description: "No proof of presence (`errors`)" },
       409: { description: "Two-factor is already on" },
     },
-    handler: async ({ req, res }) => {
-      res.json(await startEnrolment(ctx, principalOf(req).userId));
+    handler: async ({ req, res, body }) => {
+      const principal = principalOf(req);
+      await requireFactorChangeProof(ctx, principal, body.currentPassword);
+      res.json(await startEnrolment(ctx, principal.userId));
     },
   });
 
@@ -98,13 +110,15 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     path: "/2fa/totp/confirm",
     family: "auth",
     tag: "two-factor",
-    summary: "Confirm the pending enrolment with a code; answers ten recovery codes",
+    summary: "Confirm the pending enrolment with a code; answers ten recovery codes; needs `currentPassword` or a fresh second factor",
     security: "bearer",
-    body: codeBody,
+    body: confirmBody,
     before: [bearer, limit],
-    responses: { 200: { description: "Recovery codes (shown once)", schema: recoveryCodes }, 400: { description: "Wrong code or no enrolment" } },
+    responses: { 200: { description: "Recovery codes (shown once)", schema: recoveryCodes }, 400: { description: "Wrong code, no enrolment or no proof of presence" } },
     handler: async ({ req, res, body }) => {
-      res.json({ recoveryCodes: await confirmEnrolment(ctx, principalOf(req).userId, body.code) });
+      const principal = principalOf(req);
+      await requireFactorChangeProof(ctx, principal, body.currentPassword);
+      res.json({ recoveryCodes: await confirmEnrolment(ctx, principal.userId, body.code) });
     },
   });
 

@@ -4,7 +4,8 @@
  * default stores nothing; `Truncated` keeps only the network (/24 for IPv4, /48 for IPv6), enough
  * to tell "home" from "abroad" without identifying a household.
  */
-import { isIPv4, isIPv6 } from "node:net";
+import { isIP } from "node:net";
+import ipaddr from "ipaddr.js";
 import type { Request } from "express";
 
 /** login-service.md "Session summary": truncated to 256 characters. */
@@ -27,19 +28,13 @@ export function clientInfo(req: Request, storage: IpStorage): ClientInfo {
 
 export function storedAddress(raw: string | undefined, storage: IpStorage): string | null {
   if (storage === "None" || raw === undefined || raw === "") return null;
+  const bare = raw.replace(/%.*$/, "");
+  if (isIP(bare) === 0) return storage === "Full" ? raw : null;
+  const address = ipaddr.parse(bare);
   // An IPv4 client on a dual-stack socket shows as ::ffff:a.b.c.d; store the IPv4 form.
-  const ip = raw.toLowerCase().startsWith("::ffff:") && isIPv4(raw.slice(7)) ? raw.slice(7) : raw;
-  if (storage === "Full") return ip;
-  if (isIPv4(ip)) return `${ip.split(".").slice(0, 3).join(".")}.0`;
-  if (isIPv6(ip)) return `${expandIPv6(ip).slice(0, 3).join(":")}::`;
-  return null;
-}
-
-/** The eight hextets of an IPv6 address (zone id dropped), without leading zeros. */
-function expandIPv6(ip: string): string[] {
-  const [head = "", tail] = ip.replace(/%.*$/, "").split("::");
-  const left = head === "" ? [] : head.split(":");
-  const right = tail === undefined || tail === "" ? [] : tail.split(":");
-  const fill = Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0");
-  return [...left, ...fill, ...right].map((h) => (h.replace(/^0+(?=.)/, "") || "0").toLowerCase());
+  const v4 = address.kind() === "ipv4" ? (address as ipaddr.IPv4) : (address as ipaddr.IPv6).isIPv4MappedAddress() ? (address as ipaddr.IPv6).toIPv4Address() : null;
+  if (storage === "Full") return v4 !== null && address.kind() === "ipv6" ? v4.toString() : raw;
+  if (v4 !== null) return `${v4.octets.slice(0, 3).join(".")}.0`;
+  // The /48: the first three hextets, without leading zeros.
+  return `${(address as ipaddr.IPv6).parts.slice(0, 3).map((h) => h.toString(16)).join(":")}::`;
 }

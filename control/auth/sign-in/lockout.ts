@@ -8,6 +8,7 @@
  * budget sets `lockedUntil`.
  */
 import type { AuthContext } from "../context.ts";
+import { metrics } from "../../metrics/index.ts";
 
 /**
  * Takes one attempt slot; false when the account is locked (or its budget is in flight). One
@@ -31,7 +32,10 @@ export async function recordFailure(ctx: AuthContext, userId: string): Promise<v
     where: { userId, failedCount: { gte: ll.MaxFailedAttempts }, lockedUntil: null },
     data: { lockedUntil: new Date(now.getTime() + ll.LockoutDuration) },
   });
-  if (count === 1) ctx.logger.warn({ userId, lockedForMs: ll.LockoutDuration }, "account locked after repeated failed sign-ins");
+  if (count === 1) {
+    ctx.logger.warn({ userId, lockedForMs: ll.LockoutDuration }, "account locked after repeated failed sign-ins");
+    metrics.lockout("password");
+  }
 }
 
 /** The reserved attempt succeeded: the counter starts over. */

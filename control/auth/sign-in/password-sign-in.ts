@@ -13,7 +13,7 @@ import { findSignInCredential } from "./find-credential.ts";
 import { recordFailure, recordSuccess, reserveAttempt } from "./lockout.ts";
 
 export type SignInResult =
-  | { outcome: "verified"; userId: string; amr: string[]; authTime: Date }
+  | { outcome: "verified"; userId: string; amr: string[]; authTime: Date; stamp: string }
   | { outcome: "refused"; reason: "unknown-user" | "invalid-password" | "locked-out"; userId: string | null };
 
 const dummyHashes = new WeakMap<AuthContext["hasher"], Promise<string>>();
@@ -46,7 +46,8 @@ export async function verifyPasswordSignIn(ctx: AuthContext, identifier: string,
   }
   await recordSuccess(ctx, userId);
   if (needsRehash) await rehash(ctx, userId, credential.passwordHash, password);
-  return { outcome: "verified", userId, amr: ["pwd"], authTime: ctx.now() };
+  // The stamp read with the hash: the session or challenge is refused if it has moved since.
+  return { outcome: "verified", userId, amr: ["pwd"], authTime: ctx.now(), stamp: credential.securityStamp };
 }
 
 /**

@@ -6,17 +6,23 @@
 
 type Param = (name: string) => string;
 
+/**
+ * The user's security stamp is read with the credential: the session (or challenge) this sign-in
+ * ends in is created only while the stamp is still this one (issue #14 finding 3), so a sign-in
+ * whose hash check began before a password change cannot outlive the change.
+ */
 export const CREDENTIAL_BY_USER_NAME = (p: Param): string =>
-  `SELECT "userId", "passwordHash" FROM "PasswordCredential" WHERE "normalizedUserName" = ${p("key")}`;
+  `SELECT c."userId", c."passwordHash", u."securityStamp" FROM "PasswordCredential" c JOIN "User" u ON u."id" = c."userId"
+    WHERE c."normalizedUserName" = ${p("key")}`;
 
 /**
  * Several accounts may have typed one unproven address (Account rule 2): of the oldest 20, the
  * oldest that proved it, else the oldest.
  */
-export const CREDENTIAL_BY_EMAIL = (p: Param): string => `SELECT "userId", "passwordHash" FROM (
+export const CREDENTIAL_BY_EMAIL = (p: Param): string => `SELECT oldest."userId", oldest."passwordHash", u."securityStamp" FROM (
     SELECT "userId", "passwordHash", "emailConfirmedAt", "createdAt" FROM "PasswordCredential"
     WHERE "normalizedEmail" = ${p("key")} ORDER BY "createdAt" ASC LIMIT 20
-  ) oldest ORDER BY ("emailConfirmedAt" IS NULL), "createdAt" ASC LIMIT 1`;
+  ) oldest JOIN "User" u ON u."id" = oldest."userId" ORDER BY (oldest."emailConfirmedAt" IS NULL), oldest."createdAt" ASC LIMIT 1`;
 
 export const SECOND_FACTORS = (p: Param): string => `SELECT
     EXISTS (SELECT 1 FROM "TotpEnrollment" WHERE "userId" = ${p("userId")} AND "confirmedAt" IS NOT NULL) AS "totp",

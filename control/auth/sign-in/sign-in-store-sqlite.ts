@@ -1,7 +1,7 @@
 /**
  * SignInStore on SQLite, on Prisma's own connection (db/sqlite-driver.ts), statements prepared
- * once. Each is one statement, atomic by itself; reads run as Prisma's own plain queries do, on
- * the same connection, so they see exactly what Prisma's reads would.
+ * once. Each is one statement, atomic by itself, run under the connection's lock like Prisma's
+ * own queries, so it never runs inside another request's open transaction.
  */
 import type Database from "better-sqlite3";
 import { sqliteIso } from "../../db/sqlite-dates.ts";
@@ -36,22 +36,23 @@ function prepare(db: Database.Database): Statements {
 
 export function sqliteSignInStore(driver: SqliteDriver): SignInStore {
   const statementsOf = preparedPerConnection(prepare);
-  const statements = (): Statements => statementsOf(driver.connection());
+  const run = <T>(work: (s: Statements) => T): Promise<T> => driver.run((db) => work(statementsOf(db)));
   return {
-    async credential(key, byEmail) {
-      const s = statements();
-      return (byEmail ? s.byEmail : s.byUserName).get({ key }) ?? null;
+    credential(key, byEmail) {
+      return run((s) => (byEmail ? s.byEmail : s.byUserName).get({ key }) ?? null);
     },
-    async secondFactors(userId) {
-      const row = statements().secondFactors.get({ userId });
-      return { totp: Boolean(row?.totp), passkey: Boolean(row?.passkey) };
+    secondFactors(userId) {
+      return run((s) => {
+        const row = s.secondFactors.get({ userId });
+        return { totp: Boolean(row?.totp), passkey: Boolean(row?.passkey) };
+      });
     },
-    async reserveAttempt(userId, w) {
-      const info = statements().reserve.run({ userId, now: sqliteIso(w.now), windowStart: sqliteIso(w.windowStart), max: w.maxFailedAttempts, updatedAt: sqliteIso(new Date()) });
-      return info.changes === 1;
+    reserveAttempt(userId, w) {
+      const params = { userId, now: sqliteIso(w.now), windowStart: sqliteIso(w.windowStart), max: w.maxFailedAttempts, updatedAt: sqliteIso(new Date()) };
+      return run((s) => s.reserve.run(params).changes === 1);
     },
     async clearFailures(userId) {
-      statements().clear.run({ userId, updatedAt: sqliteIso(new Date()) });
+      await run((s) => s.clear.run({ userId, updatedAt: sqliteIso(new Date()) }));
     },
   };
 }

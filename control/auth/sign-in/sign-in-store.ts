@@ -14,6 +14,8 @@ import { sqliteSignInStore } from "./sign-in-store-sqlite.ts";
 export interface SignInCredential {
   userId: string;
   passwordHash: string;
+  /** The user's security stamp, read in the same statement as the hash. */
+  securityStamp: string;
 }
 
 export interface AttemptWindow {

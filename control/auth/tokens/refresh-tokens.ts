@@ -26,6 +26,8 @@ export interface NewSession {
   authTime: Date;
   twoFactor?: { source: string; at: Date } | undefined;
   client: ClientInfo;
+  /** Start only while the user's security stamp is this one (null: no condition). */
+  expectedStamp?: string | null;
 }
 
 export interface SessionTokens {
@@ -56,6 +58,7 @@ export async function createSession(ctx: AuthContext, input: NewSession): Promis
     twoFactorAt: input.twoFactor?.at ?? null,
     userAgent: input.client.userAgent,
     ipAddress: input.client.ipAddress,
+    expectedStamp: input.expectedStamp ?? null,
     firstToken: {
       id: randomUUID(),
       tokenHash: hashToken(refreshToken),

@@ -7,7 +7,7 @@ import type Database from "better-sqlite3";
 import { sqliteDate, sqliteIso } from "../../db/sqlite-dates.ts";
 import type { SqliteDriver } from "../../db/sqlite-driver.ts";
 import { noSuchUser, profileSql, startedSession, type ProfileRow } from "./session-store-profile.ts";
-import type { SessionStore } from "./session-store.ts";
+import { StampMoved, type SessionStore } from "./session-store.ts";
 import { SQLITE_INSERT_REFRESH_TOKEN } from "./profile-columns.ts";
 import { preparedPerConnection } from "../../db/prepared.ts";
 
@@ -39,6 +39,7 @@ export function sqliteSessionStore(driver: SqliteDriver): SessionStore {
         const s = statementsOf(db);
         const row = s.profile.get(f.userId);
         if (!row) throw noSuchUser(f.userId);
+        if (f.expectedStamp !== null && row.securityStamp !== f.expectedStamp) throw new StampMoved(f.userId);
         const now = sqliteIso(f.now);
         s.family.run(f.id, f.userId, now, now, sqliteIso(f.absoluteExpiresAt), f.amr, sqliteIso(f.authTime), f.twoFactorSource,
           f.twoFactorAt ? sqliteIso(f.twoFactorAt) : null, row.securityStamp, f.userAgent, f.ipAddress);

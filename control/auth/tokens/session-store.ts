@@ -25,7 +25,17 @@ export interface NewFamily {
   twoFactorAt: Date | null;
   userAgent: string | null;
   ipAddress: string | null;
+  /** Insert only while the user's stamp equals this (null: unconditional); else StampMoved. */
+  expectedStamp: string | null;
   firstToken: { id: string; tokenHash: string; expiresAt: Date };
+}
+
+/** The user's security stamp moved since the first factor was checked: nothing was written. */
+export class StampMoved extends Error {
+  override readonly name = "StampMoved";
+  constructor(readonly userId: string) {
+    super(`the security stamp of user ${userId} moved during sign-in`);
+  }
 }
 
 export interface StartedSession {
@@ -34,7 +44,7 @@ export interface StartedSession {
 }
 
 export interface SessionStore {
-  /** Throws when the user no longer exists (nothing is written). */
+  /** Throws when the user no longer exists, StampMoved when its stamp moved (nothing is written). */
   start(family: NewFamily): Promise<StartedSession>;
 }
 

@@ -7,6 +7,7 @@
  * `LockoutDuration`, which refuses password sign-in (and so new challenges) meanwhile.
  */
 import type { AuthContext } from "../context.ts";
+import { metrics } from "../../metrics/index.ts";
 
 export async function lockOnRepeatedWrongCodes(ctx: AuthContext, userId: string): Promise<void> {
   const ll = ctx.config.LocalLogin;
@@ -21,5 +22,8 @@ export async function lockOnRepeatedWrongCodes(ctx: AuthContext, userId: string)
     where: { userId, OR: [{ lockedUntil: null }, { lockedUntil: { lte: now } }] },
     data: { lockedUntil: new Date(now.getTime() + ll.LockoutDuration), failedCount: ll.MaxFailedAttempts, failureWindowStart: now },
   });
-  if (count === 1) ctx.logger.warn({ userId, lockedForMs: ll.LockoutDuration }, "account locked after repeated wrong second-factor codes");
+  if (count === 1) {
+    ctx.logger.warn({ userId, lockedForMs: ll.LockoutDuration }, "account locked after repeated wrong second-factor codes");
+    metrics.lockout("second_factor");
+  }
 }

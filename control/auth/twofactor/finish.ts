@@ -16,6 +16,8 @@ import { recoveryCodesRunningLow } from "./recovery-codes.ts";
 export interface LiveSecondFactor {
   challenge: TwoFactorChallenge;
   source: Exclude<SecondFactorSource, "device">;
+  /** The passkey that answered (source "passkey"): a device trusted now is trusted through it. */
+  passkeyId?: string | undefined;
   req: Request;
   rememberDevice: boolean;
   deviceLabel?: string | null | undefined;
@@ -26,7 +28,7 @@ export async function finishLiveSecondFactor(ctx: AuthContext, input: LiveSecond
   const at = ctx.now();
   const device =
     input.rememberDevice && ctx.config.TrustedDevices.Enabled
-      ? await trustDevice(ctx, { userId: challenge.userId, label: input.deviceLabel, req: input.req, twoFactorAt: at })
+      ? await trustDevice(ctx, { userId: challenge.userId, label: input.deviceLabel, req: input.req, twoFactorAt: at, passkeyId: input.passkeyId ?? null, stamp: challenge.securityStamp ?? "" })
       : null;
   return completeSignIn(ctx, {
     userId: challenge.userId,
@@ -34,6 +36,8 @@ export async function finishLiveSecondFactor(ctx: AuthContext, input: LiveSecond
     authTime: challenge.authTime,
     twoFactor: { source: input.source, at },
     req: input.req,
+    // Checked again where the session is inserted: a change between redemption and here wins too.
+    expectedStamp: challenge.securityStamp ?? "",
     recoveryCodesRunningLow: (await recoveryCodesRunningLow(ctx.db, challenge.userId)) === true,
     device,
   });

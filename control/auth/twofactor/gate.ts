@@ -21,6 +21,8 @@ export interface FirstFactor {
   userId: string;
   amr: string[];
   authTime: Date;
+  /** Security stamp read with the first factor; the session or challenge needs it unchanged. */
+  stamp: string;
   /** The body's `deviceToken`; the header is read when it is absent. */
   deviceToken?: string | null | undefined;
   req: Request;
@@ -41,9 +43,9 @@ export async function hasSecondFactor(ctx: AuthContext, userId: string): Promise
 }
 
 export async function secondFactorGate(ctx: AuthContext, input: FirstFactor): Promise<GateOutcome> {
-  const { userId, amr, authTime, req } = input;
+  const { userId, amr, authTime, req, stamp } = input;
   if (!ctx.config.TwoFactor.Enabled || !(await hasSecondFactor(ctx, userId))) {
-    return { kind: "tokens", body: await completeSignIn(ctx, { userId, amr, authTime, req }) };
+    return { kind: "tokens", body: await completeSignIn(ctx, { userId, amr, authTime, req, expectedStamp: stamp }) };
   }
   const deviceToken = presentedDeviceToken(req, input.deviceToken);
   if (deviceToken !== null && ctx.config.TrustedDevices.Enabled) {
@@ -55,6 +57,7 @@ export async function secondFactorGate(ctx: AuthContext, input: FirstFactor): Pr
         authTime,
         twoFactor: { source: "device", at: device.device.twoFactorAt },
         req,
+        expectedStamp: stamp,
         recoveryCodesRunningLow: (await recoveryCodesRunningLow(ctx.db, userId)) === true,
         device: device.next,
       });
@@ -62,5 +65,5 @@ export async function secondFactorGate(ctx: AuthContext, input: FirstFactor): Pr
     }
     ctx.logger.info({ userId, reason: device.outcome === "refused" ? device.reason : undefined }, "trusted-device token not accepted: challenge instead");
   }
-  return { kind: "challenge", body: await createChallenge(ctx, { userId, amr, authTime, req }) };
+  return { kind: "challenge", body: await createChallenge(ctx, { userId, amr, authTime, req, stamp }) };
 }

@@ -11,6 +11,7 @@ import { guardedAttempt, spendCode, type Attempt } from "./proof.ts";
 import { replaceRecoveryCodes } from "./recovery-codes.ts";
 import { wrongCode } from "./step-up.ts";
 import type { Tx } from "./tx.ts";
+import { twoFactorKeys } from "./secret-keys.ts";
 
 class WrongCode extends Error {}
 
@@ -42,8 +43,8 @@ export async function confirmEnrolment(ctx: AuthContext, userId: string, code: s
   return withCode(
     ctx,
     userId,
-    (tx, now) => acceptTotp(tx, userId, code, now, "pending"),
-    (tx, now) => replaceRecoveryCodes(tx, userId, now),
+    (tx, now) => acceptTotp(tx, userId, code, now, "pending", twoFactorKeys(ctx.config)),
+    (tx, now) => replaceRecoveryCodes(tx, userId, now, twoFactorKeys(ctx.config)),
   );
 }
 
@@ -57,8 +58,8 @@ export async function regenerateRecoveryCodes(ctx: AuthContext, userId: string, 
   return withCode(
     ctx,
     userId,
-    async (tx, now) => (await spendCode(tx, userId, code, now)) !== null,
-    (tx, now) => replaceRecoveryCodes(tx, userId, now),
+    async (tx, now) => (await spendCode(tx, userId, code, now, twoFactorKeys(ctx.config))) !== null,
+    (tx, now) => replaceRecoveryCodes(tx, userId, now, twoFactorKeys(ctx.config)),
   );
 }
 
@@ -71,7 +72,7 @@ export async function disableTwoFactor(ctx: AuthContext, userId: string, code: s
   await withCode(
     ctx,
     userId,
-    async (tx, now) => (await spendCode(tx, userId, code, now)) !== null,
+    async (tx, now) => (await spendCode(tx, userId, code, now, twoFactorKeys(ctx.config))) !== null,
     async (tx, now) => {
       await tx.totpEnrollment.deleteMany({ where: { userId } });
       await tx.recoveryCode.deleteMany({ where: { userId } });

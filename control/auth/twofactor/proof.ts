@@ -11,13 +11,14 @@ import { acceptTotp } from "./enrolment.ts";
 import { redeemRecoveryCode } from "./recovery-codes.ts";
 import { looksLikeTotp } from "./totp.ts";
 import type { Tx } from "./tx.ts";
+import type { TwoFactorKeys } from "./secret-keys.ts";
 
 export type CodeSource = "otp" | "recovery";
 
 /** Checks and spends a code inside the caller's transaction; null when it is not accepted. */
-export async function spendCode(tx: Tx, userId: string, code: string, now: Date): Promise<CodeSource | null> {
-  if (looksLikeTotp(code)) return (await acceptTotp(tx, userId, code, now, "confirmed")) ? "otp" : null;
-  return (await redeemRecoveryCode(tx, userId, code, now)) ? "recovery" : null;
+export async function spendCode(tx: Tx, userId: string, code: string, now: Date, keys: TwoFactorKeys): Promise<CodeSource | null> {
+  if (looksLikeTotp(code)) return (await acceptTotp(tx, userId, code, now, "confirmed", keys)) ? "otp" : null;
+  return (await redeemRecoveryCode(tx, userId, code, now, keys)) ? "recovery" : null;
 }
 
 /** What one guarded attempt produced: a value, a wrong proof (counts), or a refusal that is no guess. */

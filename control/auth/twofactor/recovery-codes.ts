@@ -1,12 +1,15 @@
 /**
- * Recovery codes: ten single-use codes shown once at confirmation (and on regeneration). Only
- * their SHA-256 is stored: each code carries 50 random bits, far beyond what the challenge attempt
- * cap, the account lockout and the rate limit let anyone try online, so a slow hash buys nothing,
- * while a database leak yields no usable code. Redemption is one conditional update on
- * `usedAt: null` checked by row count: a code works once, also under racing requests.
+ * Recovery codes: ten single-use codes shown once at confirmation (and on regeneration). Only a
+ * keyed hash is stored, HMAC-SHA256 under `LocalLogin:Pepper` (secret-keys.ts): each code carries
+ * 49 random bits, far beyond what the challenge attempt cap, the account lockout and the rate
+ * limit let anyone try online, so a slow hash buys nothing; but 49 bits can be searched offline
+ * against a leaked table of plain hashes, which the pepper (kept out of the database) prevents.
+ * Redemption is one conditional update on `usedAt: null` checked by row count: a code works once,
+ * also under racing requests.
  */
-import { createHash, randomInt } from "node:crypto";
+import { randomInt } from "node:crypto";
 import { randomUUID } from "node:crypto";
+import type { TwoFactorKeys } from "./secret-keys.ts";
 import type { Tx } from "./tx.ts";
 
 export const RECOVERY_CODE_COUNT = 10;
@@ -21,10 +24,6 @@ export function normaliseRecoveryCode(code: string): string {
   return code.replace(/[\s-]/g, "").toLowerCase();
 }
 
-function hashRecoveryCode(code: string): string {
-  return createHash("sha256").update(normaliseRecoveryCode(code), "utf8").digest("base64url");
-}
-
 function newRecoveryCode(): string {
   let code = "";
   for (let i = 0; i < CODE_LENGTH; i++) code += ALPHABET[randomInt(ALPHABET.length)];
@@ -32,18 +31,22 @@ function newRecoveryCode(): string {
 }
 
 /** Replaces every code of the user (earlier ones stop working) and returns the new ones in the clear. */
-export async function replaceRecoveryCodes(tx: Pick<Tx, "recoveryCode">, userId: string, now: Date): Promise<string[]> {
+export async function replaceRecoveryCodes(tx: Pick<Tx, "recoveryCode">, userId: string, now: Date, keys: TwoFactorKeys): Promise<string[]> {
   await tx.recoveryCode.deleteMany({ where: { userId } });
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
-  await tx.recoveryCode.createMany({ data: codes.map((code) => ({ id: randomUUID(), userId, codeHash: hashRecoveryCode(code), createdAt: now })) });
+  const data = codes.map((code) => ({ id: randomUUID(), userId, codeHash: keys.recoveryHash(normaliseRecoveryCode(code)), createdAt: now }));
+  await tx.recoveryCode.createMany({ data });
   return codes;
 }
 
 /** Spends one unused code; false when it is unknown, foreign or already used. */
-export async function redeemRecoveryCode(tx: Pick<Tx, "recoveryCode">, userId: string, code: string, now: Date): Promise<boolean> {
+export async function redeemRecoveryCode(tx: Pick<Tx, "recoveryCode">, userId: string, code: string, now: Date, keys: TwoFactorKeys): Promise<boolean> {
   const normalised = normaliseRecoveryCode(code);
   if (normalised.length !== CODE_LENGTH) return false;
-  const { count } = await tx.recoveryCode.updateMany({ where: { userId, codeHash: hashRecoveryCode(normalised), usedAt: null }, data: { usedAt: now } });
+  // Every form the code may be stored in (current and retired peppers, pre-pepper SHA-256); at
+  // most one row matches, and the update spends exactly that one.
+  const candidates = keys.recoveryCandidates(normalised);
+  const { count } = await tx.recoveryCode.updateMany({ where: { userId, codeHash: { in: candidates }, usedAt: null }, data: { usedAt: now } });
   return count === 1;
 }
 

@@ -10,6 +10,7 @@ import type { Principal } from "../bearer/index.ts";
 import { issueAccessToken, mergeAmr, parseAmr, type IssuedAccessToken } from "../tokens/access-token.ts";
 import { METHODS } from "./methods.ts";
 import { guardedAttempt, spendCode, type Attempt } from "./proof.ts";
+import { twoFactorKeys } from "./secret-keys.ts";
 
 class WrongCode extends Error {}
 
@@ -40,7 +41,7 @@ async function raise(ctx: AuthContext, userId: string, sessionId: string, code: 
   return ctx.db.$transaction(async (tx) => {
     const family = await tx.refreshFamily.findFirst({ where: { id: sessionId, userId, revokedAt: null, absoluteExpiresAt: { gt: now } } });
     if (!family) return null;
-    const source = await spendCode(tx, userId, code, now);
+    const source = await spendCode(tx, userId, code, now, twoFactorKeys(ctx.config));
     if (source === null) throw new WrongCode();
     const amr = JSON.stringify(mergeAmr(parseAmr(family.amr), [...METHODS[source]]));
     // Conditional on the amr read above: a concurrent step-up's union is never overwritten.

@@ -7,13 +7,18 @@ import { z } from "zod";
 import { AppError } from "../../http/errors.ts";
 import { mountRoute } from "../../http/route.ts";
 import { normalizeMeetingUrl } from "../../../worker/teams/url.ts";
+import { automaticLeaveSchema, type AutomaticLeave } from "../../../shared/session/automatic-leave.ts";
 import type { BotRouteDeps } from "../context.ts";
 import { sessionSummarySchema, summaryView } from "../session-view.ts";
+import { checkNewSession } from "../disk/space.ts";
+import { metrics } from "../../metrics/index.ts";
+import type { NewSession } from "../session-repo.ts";
+import type { RecordingFormat } from "../../../shared/journal/records.ts";
 
 /** A client whose join hit the limit may retry once a session has ended; a minute is typical. */
 const RETRY_AFTER_SECONDS = 30;
 
-export function joinBodySchema(allowedHosts: readonly string[], defaultName: string) {
+export function joinBodySchema(allowedHosts: readonly string[], defaultName: string, maxRecordingMinutes = Number.MAX_SAFE_INTEGER) {
   return z.object({
     meeting_url: z
       .string()
@@ -31,12 +36,21 @@ export function joinBodySchema(allowedHosts: readonly string[], defaultName: str
     display_name: z.string().trim().min(1).max(100).default(defaultName),
     reference: z.string().max(200).nullable().optional(),
     record: z.boolean().default(true),
+    /** #16: per-session leave rules over the service defaults. */
+    automatic_leave: automaticLeaveSchema
+      .superRefine((a, ctx) => {
+        if (a.max_duration_minutes !== undefined && a.max_duration_minutes > maxRecordingMinutes) {
+          ctx.addIssue({ code: "custom", path: ["max_duration_minutes"], message: `must not exceed MAX_RECORDING_MINUTES (${maxRecordingMinutes})` });
+        }
+      })
+      .nullable()
+      .optional(),
   });
 }
 
 const joinResponseSchema = z.object({ success: z.boolean(), message: z.string(), session: sessionSummarySchema });
 
-export function joinRoute({ target, config, repo, supervisor, auth, now }: BotRouteDeps): void {
+export function joinRoute({ target, config, repo, supervisor, auth, now, cluster }: BotRouteDeps): void {
   mountRoute(target, {
     method: "post",
     path: "/join",
@@ -45,12 +59,13 @@ export function joinRoute({ target, config, repo, supervisor, auth, now }: BotRo
     summary: "Send a bot into a Teams meeting",
     security: "botToken",
     before: [auth],
-    body: joinBodySchema(config.bot.MEETING_ALLOWED_HOSTS, config.bot.BOT_DISPLAY_NAME),
+    body: joinBodySchema(config.bot.MEETING_ALLOWED_HOSTS, config.bot.BOT_DISPLAY_NAME, config.bot.MAX_RECORDING_MINUTES),
     responses: {
       200: { description: "the new session, or the active one holding the same reference", schema: joinResponseSchema },
       401: { description: "missing or wrong BOT_ACCESS_TOKEN" },
       422: { description: "invalid body" },
       503: { description: "MAX_CONCURRENT_SESSIONS sessions are running; see Retry-After" },
+      507: { description: "RECORDINGS_DIR cannot hold this session's worst case beside the running ones and MIN_FREE_DISK_MB" },
     },
     handler: async ({ body, res }) => {
       const reference = body.reference ?? null;
@@ -59,30 +74,45 @@ export function joinRoute({ target, config, repo, supervisor, auth, now }: BotRo
         const existing = await repo.findActiveByReference(reference);
         if (existing) return void res.json({ success: true, message: existingMessage, session: summaryView(existing) });
       }
+      if (cluster) {
+        // Cluster mode (#19): the session and its placement job; an instance with a free slot takes it.
+        const outcome = await cluster.admit(newSession(body, reference, config.bot.RECORDING_FORMAT, now()));
+        const message = outcome.created ? "The bot is joining the meeting." : existingMessage;
+        return void res.json({ success: true, message, session: summaryView(outcome.row) });
+      }
       if (!supervisor.reserve()) {
+        metrics.joinRefused();
         throw new AppError("service_unavailable", {
           message: `${config.bot.MAX_CONCURRENT_SESSIONS} sessions are already running (MAX_CONCURRENT_SESSIONS); try again later.`,
           headers: { "Retry-After": String(RETRY_AFTER_SECONDS) },
         });
       }
+      // A warm worker, when the pool has one, names the session (control/bot/warm-pool/pool.ts).
+      const lease = supervisor.acquireWarm();
       let launched = false;
       try {
-        const outcome = await repo.create({
-          id: randomUUID(),
-          meetingUrl: body.meeting_url,
-          reference,
-          displayName: body.display_name,
-          record: body.record,
-          format: config.bot.RECORDING_FORMAT,
-          createdAt: now(),
-        });
+        const disk = await checkNewSession(
+          { recordingsDir: config.bot.RECORDINGS_DIR, minFreeMb: config.bot.MIN_FREE_DISK_MB, limits: { maxRecordingMinutes: config.bot.MAX_RECORDING_MINUTES, lobbyWaitMinutes: config.bot.MEETING_WAIT_FOR_LOBBY } },
+          { format: config.bot.RECORDING_FORMAT, record: body.record },
+          supervisor.recordings(),
+        );
+        if (!disk.ok) throw new AppError("insufficient_storage", { message: disk.detail });
+        const outcome = await repo.create({ ...newSession(body, reference, config.bot.RECORDING_FORMAT, now()), ...(lease ? { id: lease.id } : {}) });
         if (!outcome.created) return void res.json({ success: true, message: existingMessage, session: summaryView(outcome.row) });
         launched = true;
-        await supervisor.launch(outcome.row);
+        await supervisor.launch(outcome.row, lease);
         res.json({ success: true, message: "The bot is joining the meeting.", session: summaryView(outcome.row) });
       } finally {
-        if (!launched) supervisor.release();
+        if (!launched) {
+          supervisor.release();
+          lease?.giveBack();
+        }
       }
     },
   });
+}
+
+/** The row a join writes, on one instance or in a cluster alike. */
+function newSession(body: { meeting_url: string; display_name: string; record: boolean; automatic_leave?: AutomaticLeave | null | undefined }, reference: string | null, format: RecordingFormat, createdAt: Date): NewSession {
+  return { id: randomUUID(), meetingUrl: body.meeting_url, reference, displayName: body.display_name, record: body.record, format, createdAt, automaticLeave: body.automatic_leave ?? null };
 }

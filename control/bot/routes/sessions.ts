@@ -10,6 +10,24 @@ import { sessionSchema, sessionView, type SessionView } from "../session-view.ts
 /** A stop answers once the bot has left and the file is stored, when that is quick. */
 const STOP_WAIT_MS = 20_000;
 
+/** `GET /sessions` pages: the list stays bounded however many sessions the database holds. */
+const DEFAULT_PAGE = 100;
+const MAX_PAGE = 1000;
+
+/** The cursor is opaque to clients: base64url of the last row's createdAt and id. */
+function encodeCursor(row: { createdAt: Date; id: string }): string {
+  return Buffer.from(`${row.createdAt.toISOString()}|${row.id}`).toString("base64url");
+}
+
+function decodeCursor(cursor: string): { createdAt: Date; id: string } {
+  const [at, id] = Buffer.from(cursor, "base64url").toString("utf8").split("|");
+  const createdAt = new Date(at ?? "");
+  if (!id || Number.isNaN(createdAt.getTime())) {
+    throw new AppError("validation_failed", { items: [{ loc: ["query", "cursor"], msg: "not a cursor this service returned", type: "value_error" }] });
+  }
+  return { createdAt, id };
+}
+
 const notFound = (): AppError => new AppError("not_found", { message: "Session not found." });
 
 /**
@@ -37,7 +55,7 @@ export function sessionRoutes({ target, repo, supervisor, auth, now }: BotRouteD
     handler: async ({ params, res }) => {
       const row = await repo.find(params.session_id ?? "");
       if (!row) throw notFound();
-      res.json(sessionView(row, now()));
+      res.json(sessionView(row, now(), supervisor.pending(row.id)));
     },
   });
 
@@ -62,7 +80,7 @@ export function sessionRoutes({ target, repo, supervisor, auth, now }: BotRouteD
       await supervisor.stop(id, STOP_WAIT_MS);
       const after = (await repo.find(id)) ?? row;
       const message = isFinal(after.status) ? "The session was stopped." : "The bot is leaving the meeting.";
-      res.json(stopBody(sessionView(after, now()), message));
+      res.json(stopBody(sessionView(after, now(), supervisor.pending(id)), message));
     },
   });
 
@@ -71,14 +89,30 @@ export function sessionRoutes({ target, repo, supervisor, auth, now }: BotRouteD
     path: "/sessions",
     family: "bot",
     tag: "bot",
-    summary: "Sessions, newest first",
+    summary: "Sessions, newest first, in pages (`limit`, then `cursor` = the previous page's `next_cursor`)",
     security: "botToken",
     before: [auth],
-    query: z.object({ status: sessionStatusSchema.optional(), reference: z.string().max(200).optional() }),
-    responses: { 200: { description: "sessions", schema: z.object({ sessions: z.array(sessionSchema) }) }, 401: { description: "missing or wrong token" }, 422: { description: "bad filter" } },
+    query: z.object({
+      status: sessionStatusSchema.optional(),
+      reference: z.string().max(200).optional(),
+      limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(DEFAULT_PAGE),
+      cursor: z.string().max(200).optional(),
+    }),
+    responses: {
+      200: { description: "one page of sessions; `next_cursor` is null on the last page", schema: z.object({ sessions: z.array(sessionSchema), next_cursor: z.string().nullable() }) },
+      401: { description: "missing or wrong token" },
+      422: { description: "bad filter, limit or cursor" },
+    },
     handler: async ({ query, res }) => {
-      const rows = await repo.list(query);
-      res.json({ sessions: rows.map((r) => sessionView(r, now())) });
+      const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+      // One more than asked tells whether another page follows.
+      const rows = await repo.list({ status: query.status, reference: query.reference }, { limit: query.limit + 1, after });
+      const page = rows.slice(0, query.limit);
+      const last = page.at(-1);
+      res.json({
+        sessions: page.map((r) => sessionView(r, now(), supervisor.pending(r.id))),
+        next_cursor: rows.length > query.limit && last ? encodeCursor(last) : null,
+      });
     },
   });
 }

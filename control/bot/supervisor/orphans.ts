@@ -11,7 +11,7 @@ const SWEEP_DEADLINE_MS = 3_000;
 
 export async function killSessionProcesses(marker: string): Promise<number[]> {
   const killed = new Set<number>();
-  const deadline = Date.now() + SWEEP_DEADLINE_MS;
+  const deadline = performance.now() + SWEEP_DEADLINE_MS;
   for (;;) {
     const found = (await listProcesses()).filter((p) => p.pid !== process.pid && p.cmdline.includes(marker));
     if (found.length === 0) return [...killed];
@@ -21,7 +21,7 @@ export async function killSessionProcesses(marker: string): Promise<number[]> {
       trySignal(p.pid);
       killed.add(p.pid);
     }
-    if (Date.now() >= deadline) return [...killed];
+    if (performance.now() >= deadline) return [...killed];
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -10,11 +10,15 @@ import { FINAL_STATUSES } from "../../../shared/ipc/messages.ts";
 import { openJournal } from "../../../shared/journal/index.ts";
 import type { RecordingFormat } from "../../../shared/journal/records.ts";
 import { AppError } from "../../http/errors.ts";
-import { sessionPaths, type SessionPaths } from "../paths.ts";
+import { evidenceDirOf, sessionPaths, type SessionPaths } from "../paths.ts";
+import { automaticLeaveOf } from "../session-view.ts";
+import type { ErrorCode } from "../../../shared/recording/error-codes.ts";
 import { finalizeSession, type FinalizeDeps } from "./finalize.ts";
+import type { WarmLease } from "../warm-pool/pool.ts";
 import { killSessionProcesses } from "./orphans.ts";
 import { workerEntry } from "./worker-bundle.ts";
 import { forkWorker, type WorkerProcess } from "./worker-process.ts";
+import { metrics } from "../../metrics/index.ts";
 
 /** A worker asked to leave closes its recorder within seconds; past this it is killed. */
 const STOP_TIMEOUT_MS = 30_000;
@@ -24,7 +28,9 @@ const REQUEST_TIMEOUT_MS = 15_000;
 export interface RunnerSettings {
   workerModule: string;
   recordingsDir: string;
-  init: Pick<InitMessage, "lobbyWaitMs" | "maxRecordingMs" | "mic" | "chromiumPath" | "logLevel">;
+  init: Pick<InitMessage, "lobbyWaitMs" | "maxRecordingMs" | "mic" | "chromiumPath" | "logLevel" | "joinTimeoutMs" | "observe">;
+  /** How long a worker asked to leave may take before it is killed (default 30 s). */
+  stopTimeoutMs?: number;
 }
 
 export class SessionRunner {
@@ -32,11 +38,16 @@ export class SessionRunner {
   readonly paths: SessionPaths;
   /** Resolves once the session has its final status (or was handed to the next start). */
   readonly done: Promise<void>;
+  /** Resolves when the worker has gone (finished, crashed, killed): the slot is free from then on. */
+  readonly workerGone: Promise<void>;
+  private resolveWorkerGone!: () => void;
   status: SessionStatus = "joining";
   private worker: WorkerProcess | null = null;
   private finished: FinishedMessage | null = null;
   private initFailed: string | null = null;
+  private initFailedCode: ErrorCode | null = null;
   private recordingStartedAt: Date | null = null;
+  private lobbyAt: Date | null = null;
   private ending = false;
   private stopTimer: NodeJS.Timeout | null = null;
   /** DB writes and webhooks of one session happen in arrival order. */
@@ -49,15 +60,22 @@ export class SessionRunner {
     private readonly deps: FinalizeDeps,
     private readonly settings: RunnerSettings,
     private readonly row: BotSession,
+    /** A warm worker from the pool (its id is this session's), or null: fork one cold. */
+    private readonly lease: WarmLease | null = null,
   ) {
     this.id = row.id;
     this.paths = sessionPaths(settings.recordingsDir, row.id, this.format);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    this.workerGone = new Promise((resolve) => (this.resolveWorkerGone = resolve));
   }
 
   /** The worker has gone (finished, crashed or killed): only storage and the webhook are left. */
   get ended(): boolean {
     return this.ending;
+  }
+
+  get record(): boolean {
+    return this.row.record;
   }
 
   get format(): RecordingFormat {
@@ -87,16 +105,10 @@ export class SessionRunner {
         created_at: row.createdAt.toISOString(),
       });
       await journal.close();
-      const entry = await workerEntry(this.settings.workerModule, this.log);
-      this.worker = forkWorker({
-        ...entry,
-        sessionId: row.id,
-        marker: paths.workDir,
-        logger: this.log,
-        onMessage: (m) => this.onMessage(m),
-        onExit: (e) => this.onExit(e),
-        onHung: () => this.kill(),
-      });
+      const handlers = { onMessage: (m: FromWorker) => this.onMessage(m), onExit: (e: { code: number | null; signal: NodeJS.Signals | null }) => this.onExit(e), onHung: () => this.kill() };
+      const warm = this.lease ? await this.lease.take(handlers) : null;
+      if (this.lease) this.log.info({ warm: warm !== null }, warm ? "session runs on a warm worker" : "the warm worker failed; starting one cold");
+      this.worker = warm ?? forkWorker({ ...(await workerEntry(this.settings.workerModule, this.log)), sessionId: row.id, marker: paths.workDir, logger: this.log, ...handlers });
     } catch (err) {
       this.log.error({ err }, "session could not be started");
       this.initFailed = `The session could not be started: ${err instanceof Error ? err.message : String(err)}`;
@@ -113,17 +125,21 @@ export class SessionRunner {
       recordingPath: paths.recording,
       journalPath: paths.journal,
       workDir: paths.workDir,
+      timelinePath: paths.timeline,
       ...this.settings.init,
+      evidenceDir: evidenceDirOf(this.settings.recordingsDir, row.id),
+      automaticLeave: automaticLeaveOf(row),
     });
   }
 
   stop(reason: "stopped_by_api" | "shutdown"): void {
     if (this.ending || !this.worker) return;
     this.worker.send({ type: "stop", reason });
+    const timeoutMs = this.settings.stopTimeoutMs ?? STOP_TIMEOUT_MS;
     this.stopTimer ??= setTimeout(() => {
-      this.log.warn({ timeout_ms: STOP_TIMEOUT_MS }, "worker did not leave in time; killing it");
+      this.log.warn({ timeout_ms: timeoutMs }, "worker did not leave in time; killing it");
       this.kill();
-    }, STOP_TIMEOUT_MS);
+    }, timeoutMs);
   }
 
   /** The crash path on purpose: SIGKILL; the exit handler repairs and stores what was recorded. */
@@ -163,9 +179,12 @@ export class SessionRunner {
       case "ready":
         this.log.info({ pids: m.pids }, "worker ready");
         return;
+      case "warmed":
+        return; // The pool's business, before the worker became this session's.
       case "initFailed":
         this.log.error({ message: m.message }, "worker could not start");
         this.initFailed = m.message;
+        this.initFailedCode = m.errorCode ?? "internal";
         // It should exit on its own now; a worker that lingers is killed.
         this.stopTimer ??= setTimeout(() => this.kill(), STOP_TIMEOUT_MS);
         return;
@@ -176,6 +195,8 @@ export class SessionRunner {
         this.status = m.status;
         const at = new Date(m.at);
         if (m.status === "recording" || m.status === "connected") this.recordingStartedAt ??= at;
+        if (previous !== m.status) metrics.sessionStatus(m.status, at, { createdAt: this.row.createdAt, lobbyAt: this.lobbyAt });
+        if (m.status === "lobby") this.lobbyAt ??= at;
         const joinedAt = m.joinedAt ? new Date(m.joinedAt) : m.status === "recording" || m.status === "connected" ? at : null;
         this.enqueue(async () => {
           await this.deps.repo.setStatus(this.id, m.status, { joinedAt });
@@ -186,6 +207,12 @@ export class SessionRunner {
       }
       case "participants":
         this.enqueue(() => this.deps.repo.setParticipants(this.id, m.count));
+        return;
+      case "participantEvent":
+        // The same chain as the status events: webhooks leave in the order things happened.
+        this.enqueue(() =>
+          this.deps.notifier.participant({ sessionId: this.id, reference: this.row.reference, event: m.event, participant: m.participant, offsetSeconds: m.offsetSeconds, at: new Date(m.at) }),
+        );
         return;
       case "finished":
         this.finished = m;
@@ -207,6 +234,7 @@ export class SessionRunner {
   private end(): void {
     if (this.ending) return;
     this.ending = true;
+    this.resolveWorkerGone();
     if (this.stopTimer) clearTimeout(this.stopTimer);
     for (const [id, answer] of this.pending) answer({ type: "response", id, ok: false, error: { status: 409, message: "The session ended." } });
     this.pending.clear();
@@ -216,6 +244,8 @@ export class SessionRunner {
       // sessionDir is a prefix of workDir (`<id>` / `<id>.work`): one sweep finds both.
       await killSessionProcesses(this.paths.sessionDir);
       const f = this.finished;
+      // A full disk: free the reserve first, so the journal and the webhooks find room.
+      if (f?.errorCode === "disk_full") await this.deps.diskReserve?.release();
       const recordingPath = this.row.record ? (f?.recordingPath ?? this.paths.recording) : null;
       await finalizeSession(this.deps, {
         sessionId: this.id,
@@ -225,10 +255,14 @@ export class SessionRunner {
         previous: this.status,
         endReason: f ? f.endReason : this.initFailed ? "error" : "interrupted",
         errorMessage: f ? f.errorMessage : this.initFailed,
+        errorCode: f ? (f.errorCode ?? null) : this.initFailed ? this.initFailedCode : null,
+        evidenceDir: evidenceDirOf(this.settings.recordingsDir, this.id),
+        automaticLeave: automaticLeaveOf(this.row),
         recordingPath,
         needsRepair: !f,
         startedAt: this.recordingStartedAt ?? this.row.createdAt,
         journalPath: this.paths.journal,
+        timelinePath: this.paths.timeline,
         cleanup: [this.paths.sessionDir, this.paths.workDir],
         endedAt: f ? new Date(f.at) : undefined,
       }).catch((err: unknown) => this.log.error({ err }, "session end could not be completed; the next start recovers it"));

@@ -9,6 +9,9 @@
  * node_modules/.cache (bare imports resolve from there). Its name is the hash of its content, so
  * control planes sharing a tree never overwrite each other's file with different code. Any
  * failure (a read-only tree, an esbuild error) falls back to forking the entry through tsx.
+ *
+ * This is for development: in production the control plane runs from dist/ (`make build`) and
+ * forks dist/worker.js, bundled ahead of time.
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -30,7 +33,8 @@ const bundles = new Map<string, Promise<WorkerEntry>>();
 
 /** The entry to fork for `modulePath`, bundled once per process (memoised, never rejects). */
 export function workerEntry(modulePath: string, logger: Logger): Promise<WorkerEntry> {
-  if (!modulePath.endsWith(".ts")) return Promise.resolve({ modulePath, execArgv: [] });
+  // JavaScript already: the built worker (`make build`) maps its stack traces with the .map beside it.
+  if (!modulePath.endsWith(".ts")) return Promise.resolve({ modulePath, execArgv: existsSync(`${modulePath}.map`) ? ["--enable-source-maps"] : [] });
   let entry = bundles.get(modulePath);
   if (!entry) {
     entry = bundle(modulePath).catch((err: unknown) => {

@@ -8,6 +8,7 @@ import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import type { Logger } from "../../../shared/log/logger.ts";
 import { fromWorkerSchema, type FromWorker, type ToWorker } from "../../../shared/ipc/messages.ts";
+import { relayWorkerLine } from "./worker-log.ts";
 
 /** A worker's event loop answers a ping in milliseconds; 5 s between pings keeps IPC quiet. */
 const PING_INTERVAL_MS = 5_000;
@@ -47,16 +48,17 @@ export function forkWorker(options: WorkerProcessOptions): WorkerProcess {
   });
   const pid = child.pid ?? -1;
   const wlog = log.child({ worker_pid: pid });
-  pipeLines(child.stdout, (line) => wlog.info({ stream: "stdout" }, line));
+  pipeLines(child.stdout, (line) => relayWorkerLine(wlog, line));
   pipeLines(child.stderr, (line) => wlog.warn({ stream: "stderr" }, line));
 
-  let lastPong = Date.now();
+  // Monotonic: a wall clock stepped forward (NTP, a VM resumed) must not make a worker look hung.
+  let lastPong = performance.now();
   let pingId = 0;
   let exited = false;
   const timer = setInterval(() => {
     if (exited) return;
-    if (Date.now() - lastPong > PONG_TIMEOUT_MS) {
-      wlog.error({ silent_ms: Date.now() - lastPong }, "worker does not answer pings; treating it as hung");
+    if (performance.now() - lastPong > PONG_TIMEOUT_MS) {
+      wlog.error({ silent_ms: Math.round(performance.now() - lastPong) }, "worker does not answer pings; treating it as hung");
       clearInterval(timer);
       options.onHung();
       return;
@@ -72,7 +74,7 @@ export function forkWorker(options: WorkerProcessOptions): WorkerProcess {
       return;
     }
     // Any message proves the worker's event loop is alive, not only a pong.
-    lastPong = Date.now();
+    lastPong = performance.now();
     options.onMessage(parsed.data);
   });
   child.on("error", (err) => wlog.warn({ err }, "worker process error"));

@@ -19,7 +19,7 @@ export interface TestIssuer {
   /** SPKI PEM of the RSA public key (published in the JWKS): the alg-confusion "secret". */
   rsaPublicPem: string;
   /** Signs with the provider's key; claims override the defaults (iss, aud, sub, iat, exp). */
-  sign(claims?: JWTPayload, options?: { alg?: "RS256" | "ES256"; kid?: string; key?: CryptoKey }): Promise<string>;
+  sign(claims?: JWTPayload, options?: { alg?: "RS256" | "ES256"; kid?: string; key?: CryptoKey; typ?: string }): Promise<string>;
   /** A key of the same kind the provider does not publish (an impostor's). */
   foreignKey: CryptoKey;
   close(): Promise<void>;
@@ -71,7 +71,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
       const now = Math.floor(Date.now() / 1000);
       const payload: JWTPayload = { iss: url, aud: audience, sub: "ext-user-1", iat: now, exp: now + 300, ...claims };
       const key = opts.key ?? (alg === "RS256" ? rsa.privateKey : ec.privateKey);
-      return new SignJWT(payload).setProtectedHeader({ alg, kid: opts.kid ?? (alg === "RS256" ? "rsa-1" : "ec-1"), typ: "JWT" }).sign(key);
+      return new SignJWT(payload).setProtectedHeader({ alg, kid: opts.kid ?? (alg === "RS256" ? "rsa-1" : "ec-1"), typ: opts.typ ?? "JWT" }).sign(key);
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

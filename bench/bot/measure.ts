@@ -1,0 +1,71 @@
+/** What `make bench-bot` measures of a worker's process tree, and how it summarises figures. */
+import { readFile } from "node:fs/promises";
+import { cpus, totalmem } from "node:os";
+import { execFileSync } from "node:child_process";
+import { listProcesses } from "../../shared/process/group.ts";
+import { pssBytes } from "../../worker/browser/processes.ts";
+
+/** Linux reports CPU time in clock ticks of 1/100 s (sysconf(_SC_CLK_TCK) on every common arch). */
+const CLK_TCK = 100;
+
+/**
+ * Pids of one worker's tree: every process naming its folder (worker, Chromium, ffmpeg,
+ * PulseAudio: warm workers live in their session's folder too), plus the groups they lead.
+ */
+export async function treePids(marker: string): Promise<number[]> {
+  const all = await listProcesses();
+  const groups = new Set(all.filter((p) => p.cmdline.includes(marker)).map((p) => p.pgid));
+  return all.filter((p) => groups.has(p.pgid) || p.cmdline.includes(marker)).map((p) => p.pid);
+}
+
+async function cpuTicks(pids: number[]): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.set(pid, Number(f[11]) + Number(f[12]));
+    } catch {
+      // exited
+    }
+  }
+  return out;
+}
+
+/**
+ * CPU of a tree over `seconds`, in % of one core: ticks of the processes alive at both ends,
+ * plus those of processes that appeared meanwhile (from 0).
+ */
+export async function cpuPercent(marker: string, seconds: number): Promise<number> {
+  const before = await cpuTicks(await treePids(marker));
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const after = await cpuTicks(await treePids(marker));
+  let ticks = 0;
+  for (const [pid, t] of after) ticks += t - (before.get(pid) ?? 0);
+  return (ticks / CLK_TCK / ((performance.now() - t0) / 1000)) * 100;
+}
+
+/**
+ * PSS of a tree in MB. Reading smaps_rollup holds each process's mmap lock and can stall
+ * Chromium's audio for 100-300 ms (worker/browser/launch.ts): callers read it once, near the end,
+ * and leave that stretch out of the gap count.
+ */
+export async function pssMb(marker: string): Promise<number> {
+  return (await pssBytes(await treePids(marker))) / 2 ** 20;
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.ceil((p / 100) * sorted.length) - 1;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank))] ?? NaN;
+}
+
+export const mean = (values: number[]): number => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : NaN);
+
+/** The machine and its load, printed with every figure (the box is shared). */
+export function machine(): string {
+  const load = execFileSync("uptime", { encoding: "utf8" }).trim();
+  return `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GB; ${load}`;
+}

@@ -1,0 +1,137 @@
+/**
+ * One listener's WebSocket fed from the worker's listen socket: the `hello` naming its format,
+ * then every frame from the worker through the Pacer (back-pressure) to the consumer. The worker
+ * socket is always read at once, so a slow consumer never holds up the worker, the other
+ * listeners or the recording. Ends: the worker's `end` frame (session over: queued audio, then
+ * the close frame), the consumer closing, a revoke, or the Pacer's cut-off (1008).
+ */
+import { connect, type Socket } from "node:net";
+import type { WebSocket } from "ws";
+import type { Logger } from "../../../shared/log/logger.ts";
+import { CLOSE, CLOSE_REASON } from "../../../shared/listen/protocol.ts";
+import { FRAME_KIND, FrameDecoder, type Hello } from "../../../shared/listen/wire.ts";
+import { PING_MS, Pacer } from "./pacer.ts";
+import type { Listener } from "./registry.ts";
+
+/** A consumer that does not answer the close handshake (it stopped reading) is dropped after this. */
+const CLOSE_TIMEOUT_MS = 3_000;
+/** How long a worker socket that closed without `end` waits for the supervisor to see the exit. */
+const WORKER_EXIT_WAIT_MS = 3_000;
+
+/** Connects to the worker first: a worker that is gone rejects here, before the upgrade. */
+export function connectWorker(socketPath: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(socketPath);
+    socket.once("connect", () => {
+      socket.off("error", reject);
+      resolve(socket);
+    });
+    socket.once("error", reject);
+  });
+}
+
+export interface BridgeOptions {
+  ws: WebSocket;
+  /** The upgraded TCP socket under `ws`: corked while one worker chunk's frames are sent. */
+  socket: { cork(): void; uncork(): void };
+  worker: Socket;
+  listener: Listener;
+  logger: Logger;
+  /** Whether the session is over (a worker socket that closes without `end` then means 1000). */
+  sessionOver: () => boolean;
+  /** Called once the WebSocket closed (the listener may connect again). */
+  onClosed?: () => void;
+}
+
+export function bridgeListener(options: BridgeOptions): void {
+  const { ws, worker, listener, logger } = options;
+  const log = logger.child({ session_id: listener.sessionId, listener_id: listener.id });
+  let closing = false;
+
+  const close = (code: number, reason: string) => {
+    if (closing) return;
+    closing = true;
+    pacer.stop();
+    clearInterval(ticker);
+    worker.destroy();
+    ws.close(code, reason);
+    // A consumer that stopped reading never answers: its socket (and what it holds) goes anyway.
+    setTimeout(() => ws.terminate(), CLOSE_TIMEOUT_MS).unref();
+  };
+
+  const pacer = new Pacer({
+    send: (data) => ws.send(data, { binary: typeof data !== "string" }),
+    ping: (payload) => ws.ping(payload),
+    cutOff: (behindMs) => {
+      log.warn({ behind_ms: behindMs, dropped_ms: pacer.droppedMs }, "listener fell behind; cut off");
+      close(CLOSE.tooSlow, CLOSE_REASON.tooSlow);
+    },
+  });
+  const ticker = setInterval(() => pacer.tick(), PING_MS);
+  ws.on("pong", (data: Buffer) => pacer.pong(data));
+
+  const decoder = new FrameDecoder();
+  worker.on("data", (chunk: Buffer) => {
+    let frames;
+    try {
+      frames = decoder.push(chunk);
+    } catch (err) {
+      log.error({ err }, "listen: the worker's stream is broken");
+      return close(CLOSE.internal, CLOSE_REASON.tapFailed);
+    }
+    // The frames of one chunk leave in one TCP write instead of one each (CPU per listener).
+    options.socket.cork();
+    process.nextTick(() => options.socket.uncork());
+    for (const frame of frames) {
+      if (frame.kind === FRAME_KIND.audio) pacer.audio(frame.payload);
+      else if (frame.kind === FRAME_KIND.event) pacer.text(frame.payload.toString("utf8"));
+      else {
+        const notice = parseEnd(frame.payload);
+        pacer.flush();
+        return close(notice.code, notice.reason);
+      }
+    }
+  });
+  worker.on("error", () => worker.destroy());
+  worker.once("close", () => {
+    if (closing) return;
+    // Without an `end` frame: a worker that died (the session ends as interrupted) closes its
+    // sockets before the supervisor has seen its exit. Wait for that verdict a moment, so such
+    // a listener also gets 1000 "session ended"; only a session that goes on means a failed tap.
+    const deadline = Date.now() + WORKER_EXIT_WAIT_MS;
+    const decide = () => {
+      if (closing) return;
+      if (options.sessionOver()) return close(CLOSE.normal, CLOSE_REASON.sessionEnded);
+      if (Date.now() < deadline) return void setTimeout(decide, 100);
+      close(CLOSE.internal, CLOSE_REASON.tapFailed);
+    };
+    decide();
+  });
+
+  ws.on("error", () => ws.terminate());
+  ws.once("close", (code: number) => {
+    closing = true;
+    pacer.stop();
+    clearInterval(ticker);
+    worker.destroy();
+    if (listener.connection === connection) listener.connection = null;
+    log.info({ code, dropped_ms: pacer.droppedMs }, "listener disconnected");
+    options.onClosed?.();
+  });
+
+  const connection = { close };
+  listener.connection = connection;
+  const hello: Hello = { sample_rate: listener.format.sampleRate, channels: listener.format.channels, events: listener.events };
+  worker.write(`${JSON.stringify(hello)}\n`);
+  log.info({ sample_rate: hello.sample_rate, channels: hello.channels, events: hello.events }, "listener connected");
+}
+
+function parseEnd(payload: Buffer): { code: number; reason: string } {
+  try {
+    const v = JSON.parse(payload.toString("utf8")) as { code?: unknown; reason?: unknown };
+    if (typeof v.code === "number" && typeof v.reason === "string") return { code: v.code, reason: v.reason };
+  } catch {
+    // fall through to the default
+  }
+  return { code: CLOSE.normal, reason: CLOSE_REASON.sessionEnded };
+}

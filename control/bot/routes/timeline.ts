@@ -1,0 +1,53 @@
+/**
+ * `GET /sessions/{session_id}/timeline` (issue #17, decisions.md "Additions"): the speaker
+ * timeline so far while the session runs (built from the worker's timeline journal, offsets on
+ * the clock the trimmed recording will have), the stored one once it has ended.
+ */
+import { readFile } from "node:fs/promises";
+import { AppError } from "../../http/errors.ts";
+import { mountRoute } from "../../http/route.ts";
+import { buildTimeline, readTimelineJournal, timelineSchema, type Timeline } from "../../../shared/timeline/index.ts";
+import type { BotRouteDeps } from "../context.ts";
+import { sessionPaths, timelineCacheDirOf } from "../paths.ts";
+import { isFinal } from "../session-repo.ts";
+import { timelineCachePath } from "../timeline/store-timeline.ts";
+
+export function timelineRoute({ target, repo, auth, config, now }: BotRouteDeps): void {
+  const recordingsDir = config.bot.RECORDINGS_DIR;
+  mountRoute(target, {
+    method: "get",
+    path: "/sessions/:session_id/timeline",
+    family: "bot",
+    tag: "bot",
+    summary: "Who was there and who spoke when: live while the session runs, the stored file after",
+    security: "botToken",
+    before: [auth],
+    responses: {
+      200: { description: "the speaker timeline (offsets in seconds from the recording's first sample)", schema: timelineSchema },
+      401: { description: "missing or wrong token" },
+      404: { description: "unknown session, or a finished session that has no timeline (never admitted)" },
+    },
+    handler: async ({ params, res }) => {
+      const row = await repo.find(params.session_id ?? "");
+      if (!row) throw new AppError("not_found", { message: "Session not found." });
+      let timeline: Timeline | null;
+      if (isFinal(row.status)) {
+        timeline = await readStored(timelineCachePath(timelineCacheDirOf(recordingsDir), row.id));
+        if (!timeline) throw new AppError("not_found", { message: "This session has no timeline: the bot was never in the call." });
+      } else {
+        const records = await readTimelineJournal(sessionPaths(recordingsDir, row.id, row.recordingFormat === "flac" ? "flac" : "wav").timeline);
+        timeline = buildTimeline({ sessionId: row.id, reference: row.reference, recordingFile: null, records, mode: "live", now: now().getTime() });
+      }
+      res.set("Cache-Control", "no-store").json(timeline);
+    },
+  });
+}
+
+async function readStored(path: string): Promise<Timeline | null> {
+  try {
+    return timelineSchema.parse(JSON.parse(await readFile(path, "utf8")));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw err;
+  }
+}

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "BotSession" ALTER COLUMN "recordingBytes" SET DATA TYPE BIGINT;

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "BotSession" ADD COLUMN "automaticLeave" TEXT;

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "TrustedDevice" ADD COLUMN "passkeyId" TEXT;

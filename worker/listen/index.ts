@@ -1,0 +1,98 @@
+/**
+ * Live listening in the worker (issue #18): answers the `listen_open` op with the path of the
+ * listen socket (opened on first use), fans the recording's audio out to the listeners the
+ * control plane bridges, and forwards events (status now; speech and participants through
+ * timeline-adapter.ts). Independent of MIC_PLAYBACK_ENABLED and of `record`.
+ */
+import type { WorkerRequest, WorkerResponse, SessionStatus } from "../../shared/ipc/messages.ts";
+import type { Logger } from "../../shared/log/logger.ts";
+import { listenEventSchema, type ListenEvent, type ListenEventSink } from "../../shared/listen/events.ts";
+import { isListenOp, listenOpenArgsSchema } from "../../shared/listen/ops.ts";
+import { CLOSE, CLOSE_REASON } from "../../shared/listen/protocol.ts";
+import { AudioFanout } from "./fanout.ts";
+import { openListenServer, type EndNotice, type ListenServer } from "./server.ts";
+
+export type Answer = Omit<WorkerResponse, "type" | "id">;
+
+export interface ListenDeps {
+  workDir: string;
+  pulseEnv: Record<string, string>;
+  /** The recording's source (PulseDaemon.recMonitor): listeners hear what the file gets. */
+  source: string;
+  logger: Logger;
+  status: () => SessionStatus | null;
+}
+
+export interface Listen extends ListenEventSink {
+  /** Whether a request's op is a listen op (the rest go to playback). */
+  handles(request: WorkerRequest): boolean;
+  handle(request: WorkerRequest): Promise<Answer>;
+  /** The tap's processes (benchmark). */
+  readonly pids: AudioFanout["pids"];
+  /** Stops the audio (before PulseAudio goes); listeners stay attached for the last events. */
+  stopAudio(): Promise<void>;
+  /** Sends `end` to every listener (their WebSockets close with `notice.code`). */
+  end(notice?: EndNotice): void;
+  close(): Promise<void>;
+}
+
+const IN_CALL = new Set<SessionStatus>(["recording", "connected"]);
+
+export function createListen(deps: ListenDeps): Listen {
+  const log = deps.logger.child({ component: "listen" });
+  let server: Promise<ListenServer> | null = null;
+  let closed = false;
+  const fanout = new AudioFanout({
+    pulseEnv: deps.pulseEnv,
+    source: deps.source,
+    logger: log,
+    onFailure: () => void server?.then((s) => s.end({ code: CLOSE.internal, reason: CLOSE_REASON.tapFailed })),
+  });
+  const currentEvents = (): ListenEvent[] => {
+    const status = deps.status();
+    return status ? [{ type: "status", status }] : [];
+  };
+
+  const open = (): Promise<ListenServer> => {
+    server ??= openListenServer({ workDir: deps.workDir, fanout, logger: log, currentEvents }).catch((err: unknown) => {
+      server = null;
+      throw err;
+    });
+    return server;
+  };
+
+  return {
+    handles: (request) => isListenOp(request.op),
+    async handle(request) {
+      listenOpenArgsSchema.parse(request.args);
+      if (closed) return { ok: false, error: { status: 409, message: "The session is ending." } };
+      const status = deps.status();
+      if (!status || !IN_CALL.has(status)) return { ok: false, error: { status: 409, message: `The bot is not in the call (status ${status ?? "starting"}).` } };
+      const s = await open();
+      return { ok: true, result: { socketPath: s.path } };
+    },
+    get pids() {
+      return fanout.pids;
+    },
+    publish(event) {
+      const parsed = listenEventSchema.safeParse(event);
+      if (!parsed.success) {
+        log.warn({ issues: parsed.error.issues.length }, "listen: dropped a malformed event");
+        return;
+      }
+      void server?.then((s) => s.publish(parsed.data)).catch(() => undefined);
+    },
+    stopAudio: () => fanout.stop(),
+    end(notice = { code: CLOSE.normal, reason: CLOSE_REASON.sessionEnded }) {
+      closed = true;
+      void server?.then((s) => s.end(notice)).catch(() => undefined);
+    },
+    async close() {
+      closed = true;
+      await fanout.stop();
+      const s = await server?.catch(() => null);
+      s?.end({ code: CLOSE.normal, reason: CLOSE_REASON.sessionEnded });
+      await s?.close();
+    },
+  };
+}

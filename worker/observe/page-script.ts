@@ -1,0 +1,181 @@
+/**
+ * What the observer runs inside the Teams page (added with `addInitScript`, so it is in place
+ * before the page's own code and needs no `<script>` element, which Trusted Types would refuse:
+ * teams-dom.md "2026 facts"). A string, not a function: tsx may add helpers a page lacks.
+ *
+ * Every 100 ms (issue #17: "sampled at least every 100 ms") it takes one sample:
+ *   - `csrc`: the contributing sources of the mixed `mainAudio` receiver whose timestamp moved
+ *     since the last sample, i.e. that were in a frame played in the last 100 ms. Recency, not
+ *     `audioLevel`, which some browsers leave at 0; comparing a source's timestamp with its own
+ *     last value needs no assumption about the clock the browser uses for it;
+ *   - `heard`: for those sources, when their latest frame was played (epoch ms), which stays
+ *     exact when a busy page runs the sampler late;
+ *   - `level`: the loudest synchronization source's audioLevel (the mix itself), null if unknown;
+ *   - `tiles`: names of the video tiles whose voice-level outline shows speech.
+ * It also collects `dsh` (dominant speaker history) messages from any data channel, and on each
+ * `drain()` reads the call object, the People pane rows and the tiles' names.
+ */
+export const OBSERVER_GLOBAL = "__toaObserver";
+
+export const PAGE_SCRIPT = `(() => {
+  if (window.${OBSERVER_GLOBAL}) return;
+  const MAX = 3000;
+  const receivers = [];
+  const samples = [];
+  const dsh = [];
+  const lastTs = new Map();
+  const push = (list, item) => { list.push(item); if (list.length > MAX) list.shift(); };
+  const onMessage = (e) => {
+    if (typeof e.data !== "string" || e.data.indexOf("dsh") < 0) return;
+    let value;
+    try { value = JSON.parse(e.data); } catch { return; }
+    for (const m of Array.isArray(value) ? value : [value]) {
+      if (m && m.type === "dsh" && Array.isArray(m.history)) push(dsh, { t: Date.now(), history: m.history.filter((s) => Number.isFinite(s)) });
+    }
+  };
+  const watchChannel = (dc) => { try { dc.addEventListener("message", onMessage); } catch {} };
+  const Native = window.RTCPeerConnection;
+  if (Native) {
+    class ObservedPeerConnection extends Native {
+      constructor(...args) {
+        super(...args);
+        this.addEventListener("track", (e) => {
+          if (e.track && e.track.kind === "audio") {
+            receivers.push({ receiver: e.receiver, ids: [e.track.id, ...(e.streams || []).map((s) => s.id)].join(" ") });
+          }
+        });
+        this.addEventListener("datachannel", (e) => watchChannel(e.channel));
+      }
+      createDataChannel(...args) {
+        const dc = super.createDataChannel(...args);
+        watchChannel(dc);
+        return dc;
+      }
+    }
+    window.RTCPeerConnection = ObservedPeerConnection;
+    if (window.webkitRTCPeerConnection) window.webkitRTCPeerConnection = ObservedPeerConnection;
+  }
+  const EMAIL = /^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$/;
+  const RING = /rgba?\\(\\s*1[0-4]\\d\\s*,\\s*1[2-4]\\d\\s*,\\s*2[3-5]\\d/;
+  const tileName = (tile) => {
+    const tag = tile.querySelector('[data-tid="participant-info-nametag"]');
+    const text = tag ? (tag.textContent || "").trim() : "";
+    return { name: text || null, tid: tile.getAttribute("data-tid") || null, aria: tile.getAttribute("aria-label") || null };
+  };
+  const speaking = (tile) => {
+    const outline = tile.querySelector('[data-tid="voice-level-stream-outline"]');
+    if (tile.matches('[data-is-speaking="true"]') || tile.querySelector('[data-is-speaking="true"]')) return true;
+    if (!outline) return false;
+    if (outline.closest(".vdi-frame-occlusion") || outline.querySelector(".vdi-frame-occlusion")) return true;
+    const ring = getComputedStyle(outline, "::before");
+    return ring.opacity === "1" && (RING.test(ring.borderColor) || RING.test(ring.backgroundColor) || RING.test(ring.boxShadow));
+  };
+  const tiles = () => Array.from(document.querySelectorAll('[data-stream-type="Video"]'));
+  const sample = () => {
+    const live = receivers.filter((r) => r.receiver.track && r.receiver.track.readyState !== "ended");
+    const main = live.filter((r) => /mainAudio/i.test(r.ids));
+    const active = new Set();
+    let level = null;
+    const heard = {};
+    const now = Date.now();
+    // The spec's timestamp is a DOMHighResTimeStamp; Chromium gives epoch ms, others may count
+    // from timeOrigin. Either way it becomes epoch ms; null when it is neither.
+    const epoch = (ts) => Math.abs(ts - now) < 60000 ? ts : Math.abs(performance.timeOrigin + ts - now) < 60000 ? performance.timeOrigin + ts : null;
+    for (const r of main.length > 0 ? main : live) {
+      let ss = [];
+      let cs = [];
+      try { ss = r.receiver.getSynchronizationSources(); cs = r.receiver.getContributingSources(); } catch {}
+      for (const s of ss) if (typeof s.audioLevel === "number") level = Math.max(level === null ? 0 : level, s.audioLevel);
+      for (const c of cs) {
+        const prev = lastTs.get(c.source);
+        lastTs.set(c.source, c.timestamp);
+        const at = epoch(c.timestamp);
+        // Moved since the last sample, or played within the last 150 ms (a source's first
+        // sample; a page whose sources are stamped when they are read).
+        if ((prev !== undefined && c.timestamp > prev) || (at !== null && now - at <= 150)) {
+          active.add(c.source);
+          heard[c.source] = at === null ? now : Math.min(now, at);
+        }
+      }
+    }
+    // Once the mix carries CSRCs the tiles' markers are not used (fusion.ts): skip the style reads.
+    const talking = [];
+    if (lastTs.size === 0) for (const tile of tiles()) if (speaking(tile)) talking.push(tileName(tile));
+    push(samples, { t: now, csrc: Array.from(active), heard, level, tiles: talking });
+  };
+  setInterval(sample, 100);
+  const callObject = () => {
+    let call = null;
+    try {
+      call = (window.callingDebug && window.callingDebug.observableCall) || null;
+      if (!call && window.msteamscalling && typeof window.msteamscalling.deref === "function") {
+        const calling = window.msteamscalling.deref();
+        call = calling && calling.callingService && calling.callingService.getActiveCall ? calling.callingService.getActiveCall() : null;
+      }
+    } catch { call = null; }
+    if (!call) return null;
+    const known = Array.from(lastTs.keys());
+    let list = [];
+    try { list = Array.from(call.participants || []); } catch {}
+    return {
+      callerMri: typeof call.callerMri === "string" ? call.callerMri : null,
+      participants: list.map((p) => {
+        const sources = [];
+        for (const s of known) { try { if (typeof p.hasAudioSource === "function" && p.hasAudioSource(s)) sources.push(s); } catch {} }
+        return { id: String(p.id ?? p.mri ?? ""), displayName: typeof p.displayName === "string" ? p.displayName : null, role: p.meetingRole ?? null, sources };
+      }),
+    };
+  };
+  const visible = (e) => e.getClientRects().length > 0;
+  const people = () => {
+    const panes = Array.from(document.querySelectorAll('[aria-label="People"], [aria-label="Attendees"][role="tree"]')).filter(visible);
+    if (panes.length === 0) return null;
+    const rows = [];
+    for (const pane of panes) {
+      for (const row of pane.querySelectorAll('[data-cid="roster-participant"][aria-label], [data-tid^="participantsInCall-"]')) {
+        const label = row.getAttribute("aria-label") || (row.textContent || "").trim();
+        if (label && !rows.includes(label)) rows.push(label);
+      }
+    }
+    return rows;
+  };
+  window.${OBSERVER_GLOBAL} = {
+    drain() {
+      return {
+        samples: samples.splice(0),
+        dsh: dsh.splice(0),
+        call: callObject(),
+        people: people(),
+        tiles: tiles().map(tileName),
+        now: Date.now(),
+      };
+    },
+    emailShaped: (s) => EMAIL.test(s),
+  };
+})();`;
+
+export interface PageSample {
+  t: number;
+  csrc: number[];
+  /** Epoch ms of each active source's latest played frame. */
+  heard?: Record<string, number>;
+  level: number | null;
+  tiles: PageTile[];
+}
+export interface PageTile {
+  name: string | null;
+  tid: string | null;
+  aria: string | null;
+}
+export interface PageCallObject {
+  callerMri: string | null;
+  participants: { id: string; displayName: string | null; role: unknown; sources: number[] }[];
+}
+export interface PageDrain {
+  samples: PageSample[];
+  dsh: { t: number; history: number[] }[];
+  call: PageCallObject | null;
+  people: string[] | null;
+  tiles: PageTile[];
+  now: number;
+}
