@@ -15,6 +15,8 @@ import { createRequestDrain, type RequestDrain } from "./http/drain.ts";
 
 /** After SIGTERM, how long idle keep-alive connections stay open for a client's next request. */
 const IDLE_WINDOW_MS = 2_000;
+/** Idle connections close only once no request has arrived for this long (see RequestDrain.quiet). */
+const QUIET_MS = 250;
 
 export interface RunningServer {
   url: string;
@@ -87,7 +89,7 @@ export async function startServer(
           // next one (answered, with `Connection: close`) before idle connections are closed.
           const open = await new Promise<number>((resolve) => server.getConnections((error, count) => resolve(error ? 1 : count)));
           if (open > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(IDLE_WINDOW_MS, graceMs)));
-          while (requests.inFlight > 0) await requests.idle();
+          await requests.quiet(QUIET_MS);
           return "drained" as const;
         })();
         const requestsDone = Promise.race([drained, cut]).then((how) => {

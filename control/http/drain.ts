@@ -15,12 +15,16 @@ export interface RequestDrain {
   start(): void;
   /** Resolves when no request is in flight (at once when none is). */
   idle(): Promise<void>;
+  /** Resolves when no request is in flight and none has arrived for `ms`. */
+  quiet(ms: number): Promise<void>;
 }
 
 export function createRequestDrain(): RequestDrain {
   const open = new Set<ServerResponse>();
   let draining = false;
   let waiters: (() => void)[] = [];
+  let lastArrival = Number.NEGATIVE_INFINITY;
+  const idle = (): Promise<void> => (open.size === 0 ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve)));
   const settle = (res: ServerResponse): void => {
     if (!open.delete(res) || open.size > 0) return;
     const ready = waiters;
@@ -31,6 +35,7 @@ export function createRequestDrain(): RequestDrain {
     wrap(listener) {
       return (req: IncomingMessage, res: ServerResponse) => {
         open.add(res);
+        lastArrival = performance.now();
         res.once("finish", () => settle(res));
         res.once("close", () => settle(res));
         if (draining) res.setHeader("Connection", "close");
@@ -47,8 +52,14 @@ export function createRequestDrain(): RequestDrain {
       draining = true;
       for (const res of open) if (!res.headersSent) res.setHeader("Connection", "close");
     },
-    idle() {
-      return open.size === 0 ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve));
+    idle,
+    async quiet(ms) {
+      for (;;) {
+        await idle();
+        const left = lastArrival + ms - performance.now();
+        if (left <= 0 && open.size === 0) return;
+        await new Promise((resolve) => setTimeout(resolve, Math.max(left, 1)));
+      }
     },
   };
 }
