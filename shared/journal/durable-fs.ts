@@ -15,6 +15,22 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+/**
+ * Puts a finished temporary file (written beside `path`, by another process for instance) in
+ * place of `path` so a crash leaves either the old file or the whole new one: fsync the temp
+ * file, rename it over `path`, fsync the directory.
+ */
+export async function replaceDurably(temp: string, path: string): Promise<void> {
+  const handle = await open(temp, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temp, path);
+  await fsyncDir(dirname(path));
+}
+
 /** Prefix of temporary files; directory scanners skip (and may delete) names starting with it. */
 export const TEMP_PREFIX = ".tmp-";
 

@@ -1,9 +1,9 @@
 import { execFile, type ExecFileException } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { open, rename, stat, unlink } from "node:fs/promises";
+import { open, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { fsyncDir, TEMP_PREFIX } from "../journal/durable-fs.ts";
+import { replaceDurably, TEMP_PREFIX } from "../journal/durable-fs.ts";
 import { UnrepairableRecordingError, type RepairResult } from "./errors.ts";
 
 export interface FlacStreamInfo {
@@ -70,14 +70,7 @@ export async function repairFlac(path: string): Promise<RepairResult> {
       throw new UnrepairableRecordingError(path, `ffmpeg exited ${String(failure.code ?? failure.signal)}: ${(failure.stderr ?? "").slice(-500)}`);
     }
     const after = await readFlacStreamInfo(temp);
-    const handle = await open(temp, "r");
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, path);
-    await fsyncDir(dirname(path));
+    await replaceDurably(temp, path);
     return toResult(after, (await stat(path)).size, true);
   } finally {
     await unlink(temp).catch(() => undefined);

@@ -8,10 +8,10 @@
  * than no recording.
  */
 import { randomBytes } from "node:crypto";
-import { open, rename, stat, unlink } from "node:fs/promises";
+import { stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { execFile } from "node:child_process";
-import { fsyncDir, TEMP_PREFIX } from "../journal/durable-fs.ts";
+import { replaceDurably, TEMP_PREFIX } from "../journal/durable-fs.ts";
 
 export const TRIM_TAG = "TOAMAISUTAA_TRIMMED_SEC";
 
@@ -76,14 +76,7 @@ export async function trimFlacHead(path: string, offsetSec: number, options: { b
     );
     if (encode.timedOut) return { changed: false, bytes, failed: `the trim took longer than its budget of ${options.budgetMs ?? flacTrimBudgetMs(bytes)} ms` };
     if (encode.exitCode !== 0) return { changed: false, bytes, failed: `ffmpeg exited ${String(encode.exitCode)}: ${encode.stderr.slice(-300)}` };
-    const handle = await open(temp, "r");
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, path);
-    await fsyncDir(dirname(path));
+    await replaceDurably(temp, path);
     return { changed: true, bytes: (await stat(path)).size, failed: null };
   } finally {
     await unlink(temp).catch(() => undefined);

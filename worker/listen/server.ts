@@ -5,13 +5,13 @@
  * PCM, events, and a last `end` frame when the session is over. Tokens never reach the worker:
  * the control plane checked them before it connected.
  */
-import { rm } from "node:fs/promises";
-import { createServer, type Server, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { join } from "node:path";
 import type { Logger } from "../../shared/log/logger.ts";
 import type { ListenEvent } from "../../shared/listen/events.ts";
 import { audioMs, type ListenFormat } from "../../shared/listen/protocol.ts";
 import { FRAME_KIND, encodeFrame, helloSchema, type Hello } from "../../shared/listen/wire.ts";
+import { openUnixServer } from "../sockets/unix-server.ts";
 import type { AudioFanout } from "./fanout.ts";
 
 /** The hello is one short JSON line; anything longer is not our control plane. */
@@ -61,10 +61,7 @@ export function listenSocketPath(workDir: string): string {
 
 export async function openListenServer(options: ListenServerOptions): Promise<ListenServer> {
   const { fanout, logger } = options;
-  const path = listenSocketPath(options.workDir);
-  await rm(path, { force: true });
   const connections = new Set<Connection>();
-  const sockets = new Set<Socket>();
   let ended: EndNotice | null = null;
 
   const sendEnd = (socket: Socket, notice: EndNotice) => {
@@ -95,10 +92,7 @@ export async function openListenServer(options: ListenServerOptions): Promise<Li
     logger.info({ sample_rate: hello.sample_rate, channels: hello.channels, events: hello.events, listeners: connections.size }, "listener attached");
   };
 
-  const server: Server = createServer((socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-    socket.on("error", () => socket.destroy());
+  const server = await openUnixServer(listenSocketPath(options.workDir), (socket) => {
     let head = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       head = Buffer.concat([head, chunk]);
@@ -122,17 +116,9 @@ export async function openListenServer(options: ListenServerOptions): Promise<Li
     };
     socket.on("data", onData);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(path, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
 
-  let closing: Promise<void> | undefined;
   return {
-    path,
+    path: server.path,
     get connections() {
       return connections.size;
     },
@@ -147,17 +133,7 @@ export async function openListenServer(options: ListenServerOptions): Promise<Li
         sendEnd(c.socket, ended);
       }
     },
-    close() {
-      closing ??= (async () => {
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        // Sockets that got `end` close once the control plane read it; a stuck one is destroyed.
-        const drained = Promise.all([...sockets].map((s) => new Promise<void>((resolve) => s.once("close", () => resolve()))));
-        await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, CLOSE_GRACE_MS).unref())]);
-        for (const s of sockets) s.destroy();
-        await closed;
-        await rm(path, { force: true });
-      })();
-      return closing;
-    },
+    // Sockets that got `end` close once the control plane read it; a stuck one is destroyed.
+    close: () => server.close({ graceMs: CLOSE_GRACE_MS }),
   };
 }

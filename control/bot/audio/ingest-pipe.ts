@@ -3,7 +3,7 @@
  * without holding it: `pipe` pauses the request while the socket is full, so a producer pushing
  * faster than real time waits on TCP (Rule 3) and the server's memory stays flat.
  */
-import { connect, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import type { Request } from "express";
 
 export interface IngestResult {
@@ -15,18 +15,6 @@ export interface IngestResult {
 export interface RunningIngest {
   readonly done: Promise<IngestResult>;
   end(): void;
-}
-
-/** Connects first: a worker that is gone (session over) rejects here and the PUT answers 404. */
-export async function connectIngest(socketPath: string): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(socketPath);
-    socket.once("connect", () => {
-      socket.off("error", reject);
-      resolve(socket);
-    });
-    socket.once("error", reject);
-  });
 }
 
 export function pipeIngest(req: Request, socket: Socket): RunningIngest {

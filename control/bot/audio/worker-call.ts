@@ -9,6 +9,7 @@ import type { BotRouteDeps } from "../context.ts";
 import type { AudioOp } from "../../../worker/playback/ops.ts";
 import { opArgsSchemas } from "../../../worker/playback/ops.ts";
 import type { SessionRunner } from "../supervisor/session-runner.ts";
+import { sessionOr404 } from "../routes/session-or-404.ts";
 
 const IN_CALL = new Set(["recording", "connected"]);
 
@@ -18,8 +19,7 @@ export type AudioDeps = Pick<BotRouteDeps, "config" | "repo" | "supervisor">;
 
 /** The running session that may take an audio request now; throws the API's refusal otherwise. */
 export async function audioSession(deps: AudioDeps, sessionId: string): Promise<SessionRunner> {
-  const row = await deps.repo.find(sessionId);
-  if (!row) throw new AppError("not_found", { message: "Session not found." });
+  const row = await sessionOr404(deps.repo, sessionId);
   // decisions.md: with playback off every audio route answers 409 (recorder-bot.md rule 7).
   if (!deps.config.bot.MIC_PLAYBACK_ENABLED) throw fail.conflict("Microphone playback is disabled (MIC_PLAYBACK_ENABLED is off).");
   const runner = deps.supervisor.get(sessionId);

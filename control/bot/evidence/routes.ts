@@ -10,10 +10,10 @@ import type { BotRouteDeps } from "../context.ts";
 import { evidenceDirOf } from "../paths.ts";
 import { isFinal } from "../session-repo.ts";
 import { contentTypeOf, evidencePath, listEvidence } from "./files.ts";
+import { sessionOr404 } from "../routes/session-or-404.ts";
 
 const fileSchema = z.object({ name: z.string(), bytes: z.number().int(), created_at: z.string() });
 
-const notFound = (what = "Session not found."): AppError => new AppError("not_found", { message: what });
 
 export function evidenceRoutes({ target, config, repo, supervisor, auth }: BotRouteDeps): void {
   const dirOf = (id: string) => evidenceDirOf(config.bot.RECORDINGS_DIR, id);
@@ -29,7 +29,7 @@ export function evidenceRoutes({ target, config, repo, supervisor, auth }: BotRo
     responses: { 200: { description: "the files", schema: z.object({ files: z.array(fileSchema) }) }, 401: { description: "missing or wrong token" }, 404: { description: "unknown session" } },
     handler: async ({ params, res }) => {
       const id = params.session_id ?? "";
-      if (!(await repo.find(id))) throw notFound();
+      await sessionOr404(repo, id);
       res.json({ files: await listEvidence(dirOf(id)) });
     },
   });
@@ -45,9 +45,9 @@ export function evidenceRoutes({ target, config, repo, supervisor, auth }: BotRo
     responses: { 200: { description: "the file" }, 401: { description: "missing or wrong token" }, 404: { description: "unknown session or file" } },
     handler: async ({ params, res }) => {
       const id = params.session_id ?? "";
-      if (!(await repo.find(id))) throw notFound();
+      await sessionOr404(repo, id);
       const path = await evidencePath(dirOf(id), params.name ?? "");
-      if (!path) throw notFound("Evidence file not found.");
+      if (!path) throw new AppError("not_found", { message: "Evidence file not found." });
       res.status(200);
       res.setHeader("Content-Type", contentTypeOf(path));
       res.setHeader("X-Content-Type-Options", "nosniff");
@@ -80,8 +80,7 @@ export function evidenceRoutes({ target, config, repo, supervisor, auth }: BotRo
     },
     handler: async ({ params, res }) => {
       const id = params.session_id ?? "";
-      const row = await repo.find(id);
-      if (!row) throw notFound();
+      const row = await sessionOr404(repo, id);
       if (isFinal(row.status) || !supervisor.get(id)) throw new AppError("conflict", { message: "The session is not running; its evidence is listed at GET /sessions/{session_id}/evidence." });
       const answer = await supervisor.request(id, "evidence.capture", {});
       if (!answer.ok) throw new AppError("conflict", { message: answer.error?.message ?? "The page could not be captured now." });

@@ -5,7 +5,7 @@
  * listeners or the recording. Ends: the worker's `end` frame (session over: queued audio, then
  * the close frame), the consumer closing, a revoke, or the Pacer's cut-off (1008).
  */
-import { connect, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import type { WebSocket } from "ws";
 import type { Logger } from "../../../shared/log/logger.ts";
 import { CLOSE, CLOSE_REASON } from "../../../shared/listen/protocol.ts";
@@ -17,18 +17,6 @@ import type { Listener } from "./registry.ts";
 const CLOSE_TIMEOUT_MS = 3_000;
 /** How long a worker socket that closed without `end` waits for the supervisor to see the exit. */
 const WORKER_EXIT_WAIT_MS = 3_000;
-
-/** Connects to the worker first: a worker that is gone rejects here, before the upgrade. */
-export function connectWorker(socketPath: string): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(socketPath);
-    socket.once("connect", () => {
-      socket.off("error", reject);
-      resolve(socket);
-    });
-    socket.once("error", reject);
-  });
-}
 
 export interface BridgeOptions {
   ws: WebSocket;

@@ -14,6 +14,7 @@ import type { BotRouteDeps } from "../context.ts";
 import type { SessionRunner } from "../supervisor/session-runner.ts";
 import { ListenerRegistry } from "./registry.ts";
 import { listenUpgrade } from "./upgrade.ts";
+import { sessionOr404 } from "../routes/session-or-404.ts";
 
 const IN_CALL = new Set(["recording", "connected"]);
 
@@ -54,8 +55,7 @@ export function listenRoutes(deps: BotRouteDeps, logger: Logger): ListenFeature 
   };
 
   const runningInCall = async (id: string): Promise<SessionRunner> => {
-    const row = await repo.find(id);
-    if (!row) throw new AppError("not_found", { message: "Session not found." });
+    const row = await sessionOr404(repo, id);
     const runner = supervisor.get(id);
     const status = runner?.status ?? row.status;
     if (!runner || runner.ended || !IN_CALL.has(status)) throw fail.conflict(`The bot is not in the call (status ${status}).`);
@@ -113,7 +113,7 @@ export function listenRoutes(deps: BotRouteDeps, logger: Logger): ListenFeature 
     responses: { 200: { description: "closed", schema: closedSchema }, 401: { description: "missing or wrong BOT_ACCESS_TOKEN" }, 404: { description: "unknown session, or unknown or closed listener" } },
     handler: async ({ params, res }) => {
       const id = params.session_id ?? "";
-      if (!(await repo.find(id))) throw new AppError("not_found", { message: "Session not found." });
+      await sessionOr404(repo, id);
       const listener = registry.match(id, params.token ?? "");
       if (!listener) throw unknownListener();
       registry.revoke(listener, CLOSE.normal, CLOSE_REASON.revoked);

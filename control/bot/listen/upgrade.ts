@@ -10,7 +10,8 @@ import { WebSocketServer } from "ws";
 import type { Logger } from "../../../shared/log/logger.ts";
 import { parseListenPath } from "../../../shared/listen/protocol.ts";
 import { refuseUpgrade, type UpgradeHandler } from "../../http/upgrades.ts";
-import { bridgeListener, connectWorker } from "./bridge.ts";
+import { bridgeListener } from "./bridge.ts";
+import { connectWorkerSocket } from "../worker-socket.ts";
 import type { ListenerRegistry } from "./registry.ts";
 
 /** Consumers send nothing we read; a large message from one is refused, not buffered. */
@@ -43,7 +44,7 @@ export function listenUpgrade(deps: UpgradeDeps): { handler: UpgradeHandler; clo
     const release = () => {
       if (listener.connection === claim) listener.connection = null;
     };
-    const worker = await connectWorker(listener.socketPath).catch(() => null);
+    const worker = await connectWorkerSocket(listener.socketPath).catch(() => null);
     if (!worker || revoked || socket.destroyed) {
       worker?.destroy();
       release();

@@ -9,11 +9,13 @@ import { AppError, fail } from "../../http/errors.ts";
 import { mountRoute } from "../../http/route.ts";
 import { RAW_FORMATS, volumeSchema } from "../../../worker/playback/ops.ts";
 import { resolveMediaPath } from "../audio/media-path.ts";
-import { connectIngest, pipeIngest } from "../audio/ingest-pipe.ts";
+import { pipeIngest } from "../audio/ingest-pipe.ts";
+import { connectWorkerSocket } from "../worker-socket.ts";
 import { StreamRegistry } from "../audio/streams.ts";
 import { UPLOAD_FIELD, uploadMiddleware, uploadRunner } from "../audio/upload.ts";
 import { audioSession, callWorker } from "../audio/worker-call.ts";
 import type { BotRouteDeps } from "../context.ts";
+import { sessionOr404 } from "./session-or-404.ts";
 
 /** Query and form values arrive as text; JSON bodies carry real booleans. */
 const textBool = z.union([z.boolean(), z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1")]);
@@ -143,7 +145,7 @@ export function audioRoutes(deps: BotRouteDeps): void {
     handler: async ({ params, req, res }) => {
       const id = params.session_id ?? "";
       const closed = () => new AppError("not_found", { message: "Unknown or closed stream." });
-      if (!(await repo.find(id))) throw new AppError("not_found", { message: "Session not found." });
+      await sessionOr404(repo, id);
       if (!config.bot.MIC_PLAYBACK_ENABLED) throw fail.conflict("Microphone playback is disabled (MIC_PLAYBACK_ENABLED is off).");
       const stream = streams.match(id, params.token ?? "");
       if (!stream) throw closed();
@@ -156,7 +158,7 @@ export function audioRoutes(deps: BotRouteDeps): void {
       let cancelled = false;
       const claim = { end: () => void (cancelled = true) };
       stream.ingest = claim;
-      const socket = await connectIngest(stream.socketPath).catch(() => null);
+      const socket = await connectWorkerSocket(stream.socketPath).catch(() => null);
       if (!socket || cancelled) {
         socket?.destroy();
         if (stream.ingest === claim) stream.ingest = null;
@@ -182,7 +184,7 @@ export function audioRoutes(deps: BotRouteDeps): void {
     responses: { 200: { description: "closed (also when none was open)", schema: closedSchema }, ...refusals },
     handler: async ({ params, res }) => {
       const id = params.session_id ?? "";
-      if (!(await repo.find(id))) throw new AppError("not_found", { message: "Session not found." });
+      await sessionOr404(repo, id);
       if (!config.bot.MIC_PLAYBACK_ENABLED) throw fail.conflict("Microphone playback is disabled (MIC_PLAYBACK_ENABLED is off).");
       // The URL dies first, whatever the worker's state: a closed stream must never accept bytes.
       streams.close(id);

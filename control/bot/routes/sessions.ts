@@ -6,6 +6,7 @@ import { sessionStatusSchema } from "../../../shared/journal/records.ts";
 import type { BotRouteDeps } from "../context.ts";
 import { isFinal } from "../session-repo.ts";
 import { sessionSchema, sessionView, type SessionView } from "../session-view.ts";
+import { sessionOr404 } from "./session-or-404.ts";
 
 /** A stop answers once the bot has left and the file is stored, when that is quick. */
 const STOP_WAIT_MS = 20_000;
@@ -28,7 +29,6 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   return { createdAt, id };
 }
 
-const notFound = (): AppError => new AppError("not_found", { message: "Session not found." });
 
 /**
  * decisions.md: stop "answers 200 with the session", and recorder-bot.md rule 5 echoes
@@ -53,8 +53,7 @@ export function sessionRoutes({ target, repo, supervisor, auth, now }: BotRouteD
     before: [auth],
     responses: { 200: { description: "the session", schema: sessionSchema }, 401: { description: "missing or wrong token" }, 404: { description: "unknown session" } },
     handler: async ({ params, res }) => {
-      const row = await repo.find(params.session_id ?? "");
-      if (!row) throw notFound();
+      const row = await sessionOr404(repo, params.session_id);
       res.json(sessionView(row, now(), supervisor.pending(row.id)));
     },
   });
@@ -74,8 +73,7 @@ export function sessionRoutes({ target, repo, supervisor, auth, now }: BotRouteD
     },
     handler: async ({ params, res }) => {
       const id = params.session_id ?? "";
-      const row = await repo.find(id);
-      if (!row) throw notFound();
+      const row = await sessionOr404(repo, id);
       if (isFinal(row.status)) return void res.json(stopBody(sessionView(row, now()), "The session has already finished."));
       await supervisor.stop(id, STOP_WAIT_MS);
       const after = (await repo.find(id)) ?? row;

@@ -11,6 +11,7 @@ import type { BotRouteDeps } from "../context.ts";
 import { sessionPaths, timelineCacheDirOf } from "../paths.ts";
 import { isFinal } from "../session-repo.ts";
 import { timelineCachePath } from "../timeline/store-timeline.ts";
+import { sessionOr404 } from "./session-or-404.ts";
 
 export function timelineRoute({ target, repo, auth, config, now }: BotRouteDeps): void {
   const recordingsDir = config.bot.RECORDINGS_DIR;
@@ -28,8 +29,7 @@ export function timelineRoute({ target, repo, auth, config, now }: BotRouteDeps)
       404: { description: "unknown session, or a finished session that has no timeline (never admitted)" },
     },
     handler: async ({ params, res }) => {
-      const row = await repo.find(params.session_id ?? "");
-      if (!row) throw new AppError("not_found", { message: "Session not found." });
+      const row = await sessionOr404(repo, params.session_id);
       let timeline: Timeline | null;
       if (isFinal(row.status)) {
         timeline = await readStored(timelineCachePath(timelineCacheDirOf(recordingsDir), row.id));
