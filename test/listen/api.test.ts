@@ -15,7 +15,8 @@ import { startBotApp, waitForSession, type BotApp } from "../bot/fixtures/bot-ap
 import { startTeamsFixture, type FixtureMeeting } from "../fixture/teams/server.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
 import { Cleanups } from "../mic/helpers.ts";
-import { channel, listen, rms, toneHz, waitFor, type Json } from "./helpers.ts";
+import { dominantFrequency } from "../helpers/audio/analysis.ts";
+import { channel, float, listen, rms, waitFor, type Json } from "./helpers.ts";
 
 const TOKEN = "listen-api-access-token";
 
@@ -112,7 +113,10 @@ describe("listen API (real worker, bearer, record false, playback on)", { timeou
     await waitFor("the tone", () => r.frames.length >= 100 && rms(channel(Buffer.concat(r.frames.slice(-25)), 1)) > 0.05, 30_000);
     assert.deepEqual(r.events[0], { type: "status", status: "connected" });
     const samples = channel(Buffer.concat(r.frames.slice(-25)), 1);
-    assert.ok(Math.abs(toneHz(samples, 16000) - 440) < 10, `${toneHz(samples, 16000)} Hz`);
+    // The strongest frequency, not zero crossings: a moment of near-silence in the window on a
+    // loaded box would add crossings of its noise (a 440 Hz tone once read as 580 Hz).
+    const hz = dominantFrequency(float(samples), 16000, { minHz: 100, maxHz: 4000, stepHz: 2 });
+    assert.ok(Math.abs(hz - 440) <= 4, `${hz} Hz`);
     assert.equal((await app.request("DELETE", `/audio/${id}/listen/${String(b.token)}`, { token: TOKEN })).status, 200);
     await r.closed;
   });

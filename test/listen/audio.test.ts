@@ -17,7 +17,7 @@ import { findGaps, toneSpans } from "../helpers/audio/analysis.ts";
 import { channel as wavChannel, readWav } from "../helpers/audio/wav.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
 import { Cleanups } from "../mic/helpers.ts";
-import { channel, listen, sleep, toneHz, waitFor, type Json, type Received } from "./helpers.ts";
+import { channel, float, listen, sleep, toneHz, waitFor, type Json, type Received } from "./helpers.ts";
 
 setFlagsFromString("--expose-gc");
 const collectGarbage = runInNewContext("gc") as () => void;
@@ -26,7 +26,6 @@ const collectGarbage = runInNewContext("gc") as () => void;
 await holdMediaLock();
 
 const TONE_HZ = 440;
-const float = (s: Int16Array): Float32Array => Float32Array.from(s, (v) => v / 32768);
 const framesOf = (r: Received, from = 0) => channel(Buffer.concat(r.frames.slice(from)), 1);
 
 describe("live listening (real worker, sqlite)", { timeout: 600_000, concurrency: false }, () => {

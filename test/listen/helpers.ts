@@ -60,6 +60,9 @@ export function channel(pcm: Buffer, channels: number, ch = 0): Int16Array {
   return out;
 }
 
+/** Samples as floats in [-1, 1), for the analysis helpers. */
+export const float = (s: Int16Array): Float32Array => Float32Array.from(s, (v) => v / 32768);
+
 /** A pure tone's frequency from its zero crossings (exact enough for a sine over seconds). */
 export function toneHz(samples: Int16Array, rate: number): number {
   let crossings = 0;
