@@ -12,8 +12,12 @@
  *    and joined_at → ended_at are printed too: they differ by the trim margin and the stop), frames
  *    the bot decoded.
  *
- * BENCH_OBSERVE=off runs without the speaker timeline's observation (SPEAKER_TIMELINE=false): the
- * difference of two runs is what the observation costs per bot (issue #17).
+ * 4. What the speaker timeline's observation costs per bot (issue #17): BENCH_OBSERVE_PAIRS bots
+ *    observing and as many not (a second control plane with SPEAKER_TIMELINE off), joined at
+ *    once into meetings where people speak in turns, for BENCH_OBSERVE_SECONDS (bench/bot/observe-ab.ts).
+ *
+ * BENCH_OBSERVE=off runs every part without the observation (SPEAKER_TIMELINE=false), and skips 4.
+ * BENCH_BOTS=0 BENCH_SINGLE_JOINS=0 BENCH_BURST=0 BENCH_WARM_WORKERS=0 runs part 4 alone.
  * BENCH_VIDEO_GUARD=0 runs the workers without the video guard, in meetings that do not offer
  * "Turn off incoming video" (the A/B figure of what the guard saves).
  */
@@ -32,6 +36,7 @@ import { decodeToWav, readWav, channel } from "../test/helpers/audio/wav.ts";
 import { findGaps } from "../test/helpers/audio/analysis.ts";
 import { workers } from "../test/bot/fixtures/warm.ts";
 import { cpuPercent, machine, mean, percentile, pssMb } from "./bot/measure.ts";
+import { observationCost, startUnobserved } from "./bot/observe-ab.ts";
 
 const env = process.env;
 const BOTS = Number(env.BENCH_BOTS ?? 12);
@@ -40,6 +45,9 @@ const SINGLE = Number(env.BENCH_SINGLE_JOINS ?? 5);
 const BURST = Number(env.BENCH_BURST ?? 8);
 const IDLE_SECONDS = Number(env.BENCH_IDLE_SECONDS ?? 10);
 const WARM = Number(env.BENCH_WARM_WORKERS ?? 1);
+const OBSERVE = env.BENCH_OBSERVE !== "off";
+const OBSERVE_PAIRS = OBSERVE ? Number(env.BENCH_OBSERVE_PAIRS ?? 3) : 0;
+const OBSERVE_SECONDS = Number(env.BENCH_OBSERVE_SECONDS ?? SECONDS);
 const VIDEO_MODES: boolean[] = env.BENCH_VIDEO === "on" ? [true] : env.BENCH_VIDEO === "off" ? [false] : [false, true];
 if (env.BENCH_VIDEO_GUARD === "0") process.env.TOAMAISUTAA_VIDEO_GUARD = "0";
 
@@ -49,7 +57,7 @@ const fixture = await startTeamsFixture();
 const config = parseConfig({
   server: { PORT: 0, HOST: "127.0.0.1", DATABASE_URL: `file:${join(dir, "app.db")}`, LOG_LEVEL: "warn" },
   LocalLogin: { Enabled: false },
-  bot: { RECORDINGS_DIR: recordingsDir, MEETING_ALLOWED_HOSTS: fixture.hostPort, MAX_CONCURRENT_SESSIONS: Math.max(BOTS, BURST, 1), WARM_WORKERS: WARM, SPEAKER_TIMELINE: process.env.BENCH_OBSERVE !== "off" },
+  bot: { RECORDINGS_DIR: recordingsDir, MEETING_ALLOWED_HOSTS: fixture.hostPort, MAX_CONCURRENT_SESSIONS: Math.max(BOTS, BURST, OBSERVE_PAIRS, 1), WARM_WORKERS: WARM, SPEAKER_TIMELINE: OBSERVE },
 });
 const server = await startServer(config, createLogger({ level: "warn" }), { features: [createBotFeature({ storage: { backend: "local" } })] });
 
@@ -189,7 +197,7 @@ try {
   }
 
   const byMode = new Map<boolean, Steady[]>();
-  for (const video of VIDEO_MODES) {
+  for (const video of BOTS > 0 ? VIDEO_MODES : []) {
     await readyWarm();
     console.log(`\nsteady, video ${video ? "on (3 × 1280×720 30 fps)" : "off"}: ${BOTS} bots × ${SECONDS} s; ${machine()}`);
     const results = await Promise.allSettled(Array.from({ length: BOTS }, (_, i) => steadyBot(i + 1, video)));
@@ -208,6 +216,14 @@ try {
   const on = byMode.get(true);
   const off = byMode.get(false);
   if (on?.length && off?.length) console.log(`video cost per bot (mean CPU on − off): ${f(mean(on.map((b) => b.cpu)) - mean(off.map((b) => b.cpu)), 2)} % of a core`);
+  if (OBSERVE_PAIRS > 0) {
+    const unobserved = await startUnobserved(dir, fixture.hostPort, OBSERVE_PAIRS);
+    try {
+      await observationCost({ url: server.url, recordingsDir }, unobserved.target, fixture, OBSERVE_PAIRS, OBSERVE_SECONDS);
+    } finally {
+      await unobserved.server.stop({ graceMs: 10_000 });
+    }
+  }
   console.log(`end: ${machine()}`);
 } finally {
   await server.stop({ graceMs: 10_000 });
