@@ -1,0 +1,140 @@
+/**
+ * The gap detector (worker/audio/gaps.ts) on a real PulseAudio daemon with real players: a pacat
+ * stopped mid-stream really under-runs and the detector's gap matches the zero run ffmpeg records
+ * from rec.monitor; silence written on time is no gap; a starved stream on another sink (the
+ * bot's microphone) is not the recording's gap. The recording is the truth every count and
+ * duration is checked against, so a loaded box that under-runs more only adds to both sides.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test, type TestContext } from "node:test";
+import { createLogger } from "../../shared/log/logger.ts";
+import { startPulse, type PulseDaemon } from "../../worker/audio/pulse.ts";
+import { startRecorder } from "../../worker/audio/recorder.ts";
+import type { AudioGap } from "../../worker/audio/gaps.ts";
+import { zeroRuns } from "../helpers/audio/analysis.ts";
+import { channel, readWav } from "../helpers/audio/wav.ts";
+import { cleanupStack, type Defer } from "../helpers/audio/cleanup.ts";
+import { holdMediaLock } from "../harness/media-lock.ts";
+
+// Under-runs are what a busy box makes: one media file at a time (see media-lock.ts).
+await holdMediaLock();
+
+const logger = createLogger({ level: process.env.LOG_LEVEL ?? "warn" });
+const RATE = 48_000;
+
+/** Stereo s16le: `tone` seconds of 440 Hz, then `zeros` seconds of exact zeros, then `tone` again. */
+function pcm(channels: number, parts: { tone?: number; zeros?: number }[]): Buffer {
+  const chunks = parts.map(({ tone = 0, zeros = 0 }) => {
+    const frames = Math.round((tone + zeros) * RATE);
+    const b = Buffer.alloc(frames * 2 * channels);
+    if (tone > 0) {
+      for (let i = 0; i < frames; i++) {
+        const v = Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / RATE));
+        for (let c = 0; c < channels; c++) b.writeInt16LE(v, (i * channels + c) * 2);
+      }
+    }
+    return b;
+  });
+  return Buffer.concat(chunks);
+}
+
+interface Setup {
+  dir: string;
+  pulse: PulseDaemon;
+  gaps: AudioGap[];
+  defer: Defer;
+}
+
+async function setup(t: TestContext, mic = false): Promise<Setup> {
+  const defer = cleanupStack(t);
+  const dir = await mkdtemp(join(tmpdir(), "media-gaps-"));
+  defer(() => rm(dir, { recursive: true, force: true }));
+  const pulse = await startPulse({ dir, logger, mic });
+  defer(() => pulse.stop());
+  const gaps: AudioGap[] = [];
+  defer(pulse.gaps.onGap((gap) => gaps.push(gap)));
+  return { dir, pulse, gaps, defer };
+}
+
+/**
+ * Plays `file` with pacat into `sink` at `latencyMs`; once the stream is in the sink and has
+ * played a while, stops the player for `stallMs` (0: never). Resolves when pacat has finished.
+ */
+async function play(s: Setup, file: string, o: { sink: string; channels: number; latencyMs: number; stallMs: number }): Promise<void> {
+  const player = spawn("pacat", ["--playback", "--raw", `--device=${o.sink}`, `--latency-msec=${o.latencyMs}`, "--format=s16le", `--rate=${RATE}`, `--channels=${o.channels}`, "--stream-name=test-tone", file], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...s.pulse.env },
+    stdio: "ignore",
+  });
+  s.defer(() => player.kill("SIGKILL"));
+  const exited = new Promise<number | null>((resolve) => player.once("exit", (code) => resolve(code)));
+  if (o.stallMs > 0) {
+    // Playing: the stream exists and its buffer had time to fill.
+    while (!(await s.pulse.pactl(["list", "short", "sink-inputs"])).trim()) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 500));
+    player.kill("SIGSTOP");
+    await new Promise((r) => setTimeout(r, o.stallMs));
+    player.kill("SIGCONT");
+  }
+  assert.equal(await exited, 0);
+}
+
+async function record(s: Setup, during: () => Promise<void>, source = s.pulse.recMonitor): Promise<{ runs: { startSec: number; endSec: number }[] }> {
+  const outPath = join(s.dir, "rec.wav");
+  const recorder = await startRecorder({ pulseEnv: s.pulse.env, source, format: "wav", outPath, logger });
+  s.defer(() => recorder.kill());
+  await during();
+  // The last block reaches the file, and the daemon's last lines the detector.
+  await new Promise((r) => setTimeout(r, 300));
+  await recorder.stop();
+  const wav = await readWav(outPath);
+  return { runs: zeroRuns(channel(wav, 0), wav.sampleRate) };
+}
+
+const seconds = (spans: { startSec: number; endSec: number }[]): number[] => spans.map((r) => r.endSec - r.startSec);
+
+test("a player stopped for 300 ms mid-stream: one gap of the recorded length, and every recorded gap detected", async (t) => {
+  const s = await setup(t);
+  const file = join(s.dir, "tone.raw");
+  await writeFile(file, pcm(2, [{ tone: 3 }]));
+  const { runs } = await record(s, () => play(s, file, { sink: "rec", channels: 2, latencyMs: 50, stallMs: 300 }));
+
+  const recorded = seconds(runs);
+  const detected = s.gaps.map((g) => g.seconds);
+  // A busy box adds small under-runs of its own: they are real gaps, in both lists.
+  assert.equal(detected.length, recorded.length, `detected ${JSON.stringify(detected)}, recorded ${JSON.stringify(recorded)}`);
+  const longestRecorded = Math.max(...recorded);
+  const longestDetected = Math.max(...detected);
+  // 300 ms stopped with at most 50 ms buffered.
+  assert.ok(longestRecorded >= 0.2, `recorded ${JSON.stringify(recorded)}`);
+  // The sink mixes whole blocks (12.5 ms here): the file's gap is up to a block longer than the daemon's.
+  assert.ok(Math.abs(longestDetected - longestRecorded) <= 0.03, `detected ${longestDetected} s, recorded ${longestRecorded} s`);
+  assert.ok(s.gaps.every((g) => g.stream === "test-tone"));
+});
+
+test("a steady stream with a second of silence written on time: no gap", async (t) => {
+  const s = await setup(t);
+  const file = join(s.dir, "tone-silence-tone.raw");
+  await writeFile(file, pcm(2, [{ tone: 1.5 }, { zeros: 1 }, { tone: 1.5 }]));
+  // Chromium's buffer (PULSE_LATENCY_MSEC 500, browser/launch.ts).
+  const { runs } = await record(s, () => play(s, file, { sink: "rec", channels: 2, latencyMs: 500, stallMs: 0 }));
+
+  // The written silence is in the file, and it is not a gap.
+  const silence = runs.filter((r) => r.endSec - r.startSec >= 0.99);
+  assert.equal(silence.length, 1, JSON.stringify(runs));
+  const others = runs.filter((r) => !silence.includes(r));
+  assert.deepEqual(s.gaps.map((g) => g.seconds), seconds(others), "detected gaps are the recorded ones besides the silence");
+});
+
+test("a starved stream on the microphone sink is not a gap of the recording", async (t) => {
+  const s = await setup(t, true);
+  const file = join(s.dir, "mic-tone.raw");
+  await writeFile(file, pcm(1, [{ tone: 3 }]));
+  // Recorded from the mic sink's monitor: the stall really starved that stream.
+  const { runs } = await record(s, () => play(s, file, { sink: "mic", channels: 1, latencyMs: 50, stallMs: 300 }), "mic.monitor");
+  assert.ok(Math.max(0, ...seconds(runs)) >= 0.2, JSON.stringify(runs));
+  assert.deepEqual(s.gaps, []);
+});
