@@ -82,7 +82,7 @@ async function play(s: Setup, file: string, o: { sink: string; channels: number;
   assert.equal(await exited, 0);
 }
 
-async function record(s: Setup, during: () => Promise<void>, source = s.pulse.recMonitor): Promise<{ runs: { startSec: number; endSec: number }[] }> {
+async function record(s: Setup, during: () => Promise<void>, source: string = s.pulse.recMonitor): Promise<{ runs: { startSec: number; endSec: number }[] }> {
   const outPath = join(s.dir, "rec.wav");
   const recorder = await startRecorder({ pulseEnv: s.pulse.env, source, format: "wav", outPath, logger });
   s.defer(() => recorder.kill());
