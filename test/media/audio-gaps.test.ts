@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { PassThrough } from "node:stream";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
@@ -15,6 +16,8 @@ import { createLogger } from "../../shared/log/logger.ts";
 import { startPulse, type PulseDaemon } from "../../worker/audio/pulse.ts";
 import { startRecorder } from "../../worker/audio/recorder.ts";
 import type { AudioGap } from "../../worker/audio/gaps.ts";
+import { reportAudioGaps } from "../../worker/session/audio-gaps.ts";
+import { fromWorkerSchema, type FromWorker } from "../../shared/ipc/messages.ts";
 import { zeroRuns } from "../helpers/audio/analysis.ts";
 import { channel, readWav } from "../helpers/audio/wav.ts";
 import { cleanupStack, type Defer } from "../helpers/audio/cleanup.ts";
@@ -62,9 +65,10 @@ async function setup(t: TestContext, mic = false): Promise<Setup> {
 
 /**
  * Plays `file` with pacat into `sink` at `latencyMs`; once the stream is in the sink and has
- * played a while, stops the player for `stallMs` (0: never). Resolves when pacat has finished.
+ * played a while, stops the player for `stallMs` (0: never), `stalls` times with half a second of
+ * play between. Resolves when pacat has finished.
  */
-async function play(s: Setup, file: string, o: { sink: string; channels: number; latencyMs: number; stallMs: number }): Promise<void> {
+async function play(s: Setup, file: string, o: { sink: string; channels: number; latencyMs: number; stallMs: number; stalls?: number }): Promise<void> {
   const player = spawn("pacat", ["--playback", "--raw", `--device=${o.sink}`, `--latency-msec=${o.latencyMs}`, "--format=s16le", `--rate=${RATE}`, `--channels=${o.channels}`, "--stream-name=test-tone", file], {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...s.pulse.env },
     stdio: "ignore",
@@ -74,10 +78,12 @@ async function play(s: Setup, file: string, o: { sink: string; channels: number;
   if (o.stallMs > 0) {
     // Playing: the stream exists and its buffer had time to fill.
     while (!(await s.pulse.pactl(["list", "short", "sink-inputs"])).trim()) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 500));
-    player.kill("SIGSTOP");
-    await new Promise((r) => setTimeout(r, o.stallMs));
-    player.kill("SIGCONT");
+    for (let i = 0; i < (o.stalls ?? 1); i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      player.kill("SIGSTOP");
+      await new Promise((r) => setTimeout(r, o.stallMs));
+      player.kill("SIGCONT");
+    }
   }
   assert.equal(await exited, 0);
 }
@@ -137,4 +143,37 @@ test("a starved stream on the microphone sink is not a gap of the recording", as
   const { runs } = await record(s, () => play(s, file, { sink: "mic", channels: 1, latencyMs: 50, stallMs: 300 }), "mic.monitor");
   assert.ok(Math.max(0, ...seconds(runs)) >= 0.2, JSON.stringify(runs));
   assert.deepEqual(s.gaps, []);
+});
+
+test("the session's report: an audioGap message per gap, and one warn line per burst, rate-limited", async (t) => {
+  const s = await setup(t);
+  const file = join(s.dir, "tone.raw");
+  await writeFile(file, pcm(2, [{ tone: 5 }]));
+  const out = new PassThrough();
+  const lines: Record<string, unknown>[] = [];
+  out.on("data", (chunk: Buffer) => lines.push(...chunk.toString().split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)));
+  const sessionLogger = createLogger({ level: "info", destination: out, base: { session_id: "3f1c2a9e-0000-4000-8000-000000000001" } });
+  const sent: FromWorker[] = [];
+  const report = reportAudioGaps({ gaps: s.pulse.gaps, send: async (m) => (sent.push(m), true), logger: sessionLogger });
+  s.defer(() => report.stop());
+
+  // Three stalls half a second apart: at most one line before the stop, however they group.
+  await record(s, () => play(s, file, { sink: "rec", channels: 2, latencyMs: 50, stallMs: 300, stalls: 3 }));
+  const warns = () => lines.filter((l) => l.level === 40);
+  assert.ok(warns().length <= 1, JSON.stringify(warns()));
+  report.stop();
+  report.stop();
+
+  assert.ok(s.gaps.length >= 3, JSON.stringify(s.gaps));
+  assert.deepEqual(sent.map((m) => fromWorkerSchema.parse(m).type), s.gaps.map(() => "audioGap"));
+  assert.deepEqual(sent.map((m) => (m.type === "audioGap" ? m.seconds : null)), s.gaps.map((g) => g.seconds));
+  // Every gap is in one line, with the session id and no more than counts and durations.
+  assert.ok(warns().length >= 1 && warns().length <= 2, JSON.stringify(warns()));
+  assert.equal(warns().reduce((n, l) => n + Number(l.audio_gaps), 0), s.gaps.length);
+  const lostMs = warns().reduce((n, l) => n + Number(l.lost_ms), 0);
+  assert.ok(Math.abs(lostMs - s.gaps.reduce((n, g) => n + g.seconds * 1000, 0)) <= 2, `${lostMs}`);
+  for (const line of warns()) {
+    assert.equal(line.session_id, "3f1c2a9e-0000-4000-8000-000000000001");
+    assert.deepEqual(Object.keys(line).filter((k) => !["level", "time", "pid", "hostname", "msg"].includes(k)).sort(), ["audio_gaps", "first_gap_at", "longest_ms", "lost_ms", "session_id"]);
+  }
 });
