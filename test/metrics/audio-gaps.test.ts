@@ -3,7 +3,7 @@
  * fixture: Chromium's audio service stopped for 800 ms in the call (longer than its 500 ms
  * PulseAudio buffer) makes its playback stream under-run; the worker's detector reports it over
  * IPC and toa_bot_audio_gaps_total and toa_bot_audio_gap_seconds_total move. The stored
- * recording is the truth: it holds the gap, and the counters claim no more than it shows.
+ * recording is the truth: it holds the gap, and the counters claim no more lost audio than it shows.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -81,8 +81,10 @@ describe("audio gaps at /metrics (real worker, sqlite)", { timeout: 600_000 }, (
     // The stall is in the file: 800 ms stopped, at most 500 ms buffered.
     assert.ok(Math.max(0, ...recorded) >= 0.2, detail);
     assert.ok(gaps >= 1 && lost >= 0.2, detail);
-    // Nothing the recording does not show: each detected gap is a recorded one (the file's is up to a block longer).
-    assert.ok(gaps <= runs.length, detail);
+    // Nothing the recording does not show: every detected gap is silence in the file, which is up to a
+    // block longer. (Counts are not compared: after the stall Chromium writes some zeros of its own
+    // before the tone, so two under-runs can make one stretch of silence in the file: measured
+    // 2 gaps of 0.508 s in all against one of 0.526 s.)
     assert.ok(lost <= recorded.reduce((a, b) => a + b, 0) + 0.01, detail);
     // No per-session series.
     assert.ok(!after.samples.some((s) => s.name.startsWith("toa_bot_audio_gap") && Object.keys(s.labels).length > 0));
