@@ -18,16 +18,22 @@
  * The other candidates give nothing: `pactl subscribe` emits no event on an underrun (measured),
  * `pactl list sink-inputs` has no underrun counter, the stream's underflow callback reaches only
  * the client that owns the stream (Chromium), and guessing from silence in the monitor cannot
- * tell a quiet meeting from a starved stream. The debug log costs little: in steady playback the
- * daemon writes nothing at all (a quiet pipe); each underrun adds ~7 lines (~500 bytes), each
- * stream opened ~40; a bot session writes ~150 lines in all to the worker. Daemon CPU with
- * Chromium playing for 60 s, debug vs warning, A/B alternating: see pulse.ts (DEBUG_LOG_COST).
+ * tell a quiet meeting from a starved stream. The debug log costs next to nothing, because in
+ * steady playback the daemon writes nothing: ~80 lines (8 KB) at its start, ~150 (14 KB) for a
+ * session's ffmpeg and Chromium streams, ~7 (0.6 KB) per underrun. Daemon CPU, warning vs debug,
+ * A/B alternating, 2 runs each (scratch script: the daemon of pulse.ts, parec on rec.monitor,
+ * sox | pacat; load 4.8-9.4 on the shared 2 cores): a steady 500 ms stream for 60 s, 22/20 vs
+ * 20/22 ticks (0.35 % of a core either way, no lines); a starved 5 ms stream for 30 s (~12
+ * underruns/s, ~80 lines/s), 284/312 vs 339/261 ticks (~10 % of a core either way: the log is
+ * lost in the noise). The worker already read that pipe for the daemon's warnings.
  *
  * The end line carries no stream name: when two streams are starved at once (the bot's
  * microphone playback on `mic` and Chromium on `rec`), the first end closes the oldest open
  * underrun, so durations are then approximate; the count stays exact (one start line each). An
  * underrun that ends with its stream corked or freed (the page stopped its audio, the browser
- * closed) never ends in data and is not a gap: it is dropped when the stream goes away.
+ * closed) never ends in data and is not a gap: it is dropped (a cork, unnamed too, drops the
+ * oldest). A closing browser's stream under-ran 23 ms, got data, then was corked and freed
+ * (measured): the session listens only from admission until it starts to leave (run.ts).
  */
 
 /** A stretch of meeting audio the sink replaced with silence. */
@@ -46,6 +52,8 @@ export type GapListener = (gap: AudioGap) => void;
 const LINE = /^\(\s*(\d+\.\d+)\|\s*\d+\.\d+\)\s+[A-Z]: \[[^\]]*\] ([\w.-]+): (.*)$/;
 const UNDERRUN = /^Implicit underrun of '(.*)'$/;
 const UNDERRUN_END = "Requesting rewind due to end of underrun.";
+/** A stream paused by its client (Chromium stops its output); the name is not given either. */
+const CORKED = "Requesting rewind due to corking";
 const CREATED = /^Created input (\d+) "(.*)" on (\S+) with /;
 const FREED = /^Freeing input (\d+) "(.*)"$/;
 
@@ -91,6 +99,8 @@ export class GapDetector {
       return;
     }
     if (file !== "sink-input.c") return;
+    // Paused while starved: what follows the pause is new audio, not the end of a gap.
+    if (text === CORKED) return void this.#open.shift();
     const created = CREATED.exec(text);
     if (created) {
       this.#inputs.set(created[1] ?? "", { stream: created[2] ?? "", sink: created[3] ?? "" });
