@@ -81,11 +81,11 @@ describe("audio gaps at /metrics (real worker, sqlite)", { timeout: 600_000 }, (
     // The stall is in the file: 800 ms stopped, at most 500 ms buffered.
     assert.ok(Math.max(0, ...recorded) >= 0.2, detail);
     assert.ok(gaps >= 1 && lost >= 0.2, detail);
-    // Nothing the recording does not show: every detected gap is silence in the file, which is up to a
-    // block longer. (Counts are not compared: after the stall Chromium writes some zeros of its own
-    // before the tone, so two under-runs can make one stretch of silence in the file: measured
-    // 2 gaps of 0.508 s in all against one of 0.526 s.)
-    assert.ok(lost <= recorded.reduce((a, b) => a + b, 0) + 0.01, detail);
+    // Nothing the recording does not show: every detected gap is silence in the file, give or take a
+    // mixing block each (worker/audio/gaps.ts). (Counts are not compared: after the stall Chromium
+    // writes some zeros of its own before the tone, so two under-runs can make one stretch of silence
+    // in the file: measured 2 gaps of 0.508 s in all against one of 0.526 s.)
+    assert.ok(lost <= recorded.reduce((a, b) => a + b, 0) + 0.03 * gaps, detail);
     // No per-session series.
     assert.ok(!after.samples.some((s) => s.name.startsWith("toa_bot_audio_gap") && Object.keys(s.labels).length > 0));
   });

@@ -68,6 +68,7 @@ describe("bot metrics (real worker, sqlite)", { timeout: 600_000 }, () => {
     const recorded = zeroRuns(channel(wav, 0), wav.sampleRate).map((r) => r.endSec - r.startSec);
     const detail = `detected ${delta("toa_bot_audio_gaps_total")} gaps, ${delta("toa_bot_audio_gap_seconds_total")} s; recorded ${JSON.stringify(recorded)}`;
     if (recorded.length === 0) assert.equal(delta("toa_bot_audio_gaps_total"), 0, detail);
-    assert.ok(delta("toa_bot_audio_gap_seconds_total") <= recorded.reduce((a, b) => a + b, 0) + 0.01, detail);
+    // Give or take a mixing block per gap (worker/audio/gaps.ts).
+    assert.ok(delta("toa_bot_audio_gap_seconds_total") <= recorded.reduce((a, b) => a + b, 0) + 0.03 * delta("toa_bot_audio_gaps_total"), detail);
   });
 });

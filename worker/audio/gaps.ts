@@ -11,9 +11,12 @@
  *   `Requesting rewind due to end of underrun.`   when data arrives again (the name is not given);
  * the difference of their time stamps is the gap. Checked against the recording (rec.monitor
  * through ffmpeg/parec, zero runs in the file): pacat at 50 ms latency, SIGSTOPped 300 ms: logged
- * 263 ms, recorded 275 ms; its small load underruns 35/49/2 ms: recorded 37.5/50/12.5 ms (the
- * sink mixes whole blocks, so the file's gap is up to one block longer); Chromium's stream (500 ms
- * PULSE_LATENCY_MSEC) with its audio service SIGSTOPped 400 ms: logged 116 ms, recorded 132 ms.
+ * 263 ms, recorded 275 ms; its small load underruns 35/49/2 ms: recorded 37.5/50/12.5 ms; Chromium's
+ * stream (500 ms PULSE_LATENCY_MSEC) with its audio service SIGSTOPped 400 ms: logged 116 ms,
+ * recorded 132 ms; 800 ms in a bot session: 2 underruns, 508 ms, recorded as one 526 ms silence; a
+ * 500 ms pacat stream on a busy box: 10 and 26 ms, recorded 10.4 and 10.5 ms. The sink mixes whole
+ * blocks and rewinds some of the silence it mixed ahead, so a gap in the file differs from the
+ * daemon's by about a block (10-20 ms here) either way; the count is the daemon's, one per underrun.
  *
  * The other candidates give nothing: `pactl subscribe` emits no event on an underrun (measured),
  * `pactl list sink-inputs` has no underrun counter, the stream's underflow callback reaches only
