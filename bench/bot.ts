@@ -160,6 +160,13 @@ async function steadyBot(n: number, video: boolean): Promise<Steady> {
   return { id, video, joinMs, cpu, pss, recordedSec: wav.durationSec, wallSec, driftPct, gaps, framesDecoded };
 }
 
+/** The live detector's view (#13): toa_bot_audio_gaps_total and toa_bot_audio_gap_seconds_total now. */
+async function liveGaps(): Promise<{ gaps: number; seconds: number }> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
+  return { gaps: value("toa_bot_audio_gaps_total"), seconds: value("toa_bot_audio_gap_seconds_total") };
+}
+
 const f = (v: number, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : "-");
 const pad = (s: string, n: number) => s.padStart(n);
 
@@ -200,7 +207,9 @@ try {
   for (const video of BOTS > 0 ? VIDEO_MODES : []) {
     await readyWarm();
     console.log(`\nsteady, video ${video ? "on (3 × 1280×720 30 fps)" : "off"}: ${BOTS} bots × ${SECONDS} s; ${machine()}`);
+    const live = await liveGaps();
     const results = await Promise.allSettled(Array.from({ length: BOTS }, (_, i) => steadyBot(i + 1, video)));
+    const liveAfter = await liveGaps();
     console.log("bot  video  join→rec(s)  CPU(%core)  PSS(MB)  rec-vs-wall(%)  recorded(s)  joined→ended(s)  gaps>100ms  frames decoded");
     results.forEach((r, i) => {
       if (r.status === "rejected") return console.log(`${pad(String(i + 1), 3)}  failed: ${String(r.reason)}`);
@@ -210,6 +219,7 @@ try {
     const ok = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
     byMode.set(video, ok);
     if (ok.length > 0) {
+      console.log(`detected live (/metrics, every under-run, whole calls): ${liveAfter.gaps - live.gaps} gaps, ${f(liveAfter.seconds - live.seconds, 2)} s of audio lost`);
       console.log(`mean (video ${video ? "on" : "off"}): CPU ${f(mean(ok.map((b) => b.cpu)))} % core, PSS ${f(mean(ok.map((b) => b.pss)), 0)} MB, gaps ${ok.reduce((s, b) => s + b.gaps, 0)} in all, max |rec-vs-wall| ${f(Math.max(...ok.map((b) => Math.abs(b.driftPct))), 2)} %, join→rec p95 ${f(percentile(ok.map((b) => b.joinMs / 1000), 95), 2)} s`);
     }
   }

@@ -40,6 +40,11 @@ export const metrics = {
     bot.finished.inc({ status: outcome.status, end_reason: outcome.endReason, error_code: outcome.errorCode ?? "" });
     if (outcome.createdAt) bot.duration.observe(Math.max(0, (outcome.endedAt.getTime() - outcome.createdAt.getTime()) / 1000));
   },
+  /** The recording lost `seconds` of meeting audio to a playback underrun (worker/audio/gaps.ts). */
+  audioGap(seconds: number): void {
+    bot.audioGaps.inc();
+    bot.audioGapSeconds.inc(seconds);
+  },
 
   webhookAttempt(result: "delivered" | "failed"): void {
     webhooks.deliveries.inc({ result });

@@ -30,6 +30,8 @@ export const bot = {
   lobbyToAdmitted: new Histogram({ name: "toa_bot_lobby_to_admitted_seconds", help: "From the lobby to being admitted into the call", buckets: JOIN_SECONDS, registers }),
   joinToAdmitted: new Histogram({ name: "toa_bot_join_to_admitted_seconds", help: "From POST /join to being in the call (lobby or not)", buckets: JOIN_SECONDS, registers }),
   duration: new Histogram({ name: "toa_bot_session_duration_seconds", help: "From POST /join to the final status", buckets: SESSION_SECONDS, registers }),
+  audioGaps: new Counter({ name: "toa_bot_audio_gaps_total", help: "Gaps in recorded meeting audio: Chromium's playback stream into the recording sink under-ran and silence was mixed in its place", registers }),
+  audioGapSeconds: new Counter({ name: "toa_bot_audio_gap_seconds_total", help: "Meeting audio lost to those gaps, in seconds (by PulseAudio's clock; the file's silence differs by about one mixing block)", registers }),
   workerMemory: new Summary({ name: "toa_bot_worker_memory_bytes", help: "Memory (PSS) of one meeting worker with its Chromium, PulseAudio and ffmpeg, sampled per worker at each scrape", percentiles: [0.5, 0.9, 0.99], maxAgeSeconds: 600, ageBuckets: 5, registers }),
   workerCpu: new Summary({ name: "toa_bot_worker_cpu_ratio", help: "CPU of one meeting worker with its children, in cores, averaged since the previous scrape, per worker", percentiles: [0.5, 0.9, 0.99], maxAgeSeconds: 600, ageBuckets: 5, registers }),
 };

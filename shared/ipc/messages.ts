@@ -106,6 +106,12 @@ export const participantEventSchema = z.object({
   at: z.string(),
 });
 export type ParticipantEventMessage = z.infer<typeof participantEventSchema>;
+/**
+ * #13: the recording lost meeting audio: Chromium's playback stream into the recording sink ran
+ * dry for `seconds` and the sink mixed silence instead (worker/audio/gaps.ts). Sent while in the call.
+ */
+export const audioGapSchema = z.object({ type: z.literal("audioGap"), seconds: z.number().nonnegative(), at: z.string() });
+export type AudioGapMessage = z.infer<typeof audioGapSchema>;
 /** Sent once, after the bot left and the recording file is closed (before the process exits). */
 export const finishedSchema = z.object({
   type: z.literal("finished"),
@@ -139,6 +145,7 @@ export const fromWorkerSchema = z.discriminatedUnion("type", [
   statusSchema,
   participantsSchema,
   participantEventSchema,
+  audioGapSchema,
   finishedSchema,
   pongSchema,
   responseSchema,

@@ -20,6 +20,8 @@ export interface SpawnChildOptions {
   cwd?: string;
   /** "pipe" keeps stdin writable (ffmpeg's "q"); default "ignore". */
   stdin?: "pipe" | "ignore";
+  /** Which stderr lines stderrTail() keeps (default all): a chatty child's tail keeps its errors. */
+  keepInTail?: (line: string) => boolean;
   /** Called with each stderr line, after it is logged (e.g. to parse ffmpeg banners). */
   onStderrLine?: (line: string) => void;
   onStdoutLine?: (line: string) => void;
@@ -85,8 +87,10 @@ export function spawnChild(options: SpawnChildOptions): Child {
     options.onStdoutLine?.(line);
   });
   pipeLines(proc.stderr, (line) => {
-    tail.push(line);
-    if (tail.length > STDERR_TAIL_LINES) tail.shift();
+    if (options.keepInTail?.(line) !== false) {
+      tail.push(line);
+      if (tail.length > STDERR_TAIL_LINES) tail.shift();
+    }
     log.debug({ stream: "stderr" }, line);
     options.onStderrLine?.(line);
   });

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { promisify } from "node:util";
-import { dominantFrequency, findGaps, rmsWindows, toneSpans } from "../helpers/audio/analysis.ts";
+import { dominantFrequency, findGaps, rmsWindows, toneSpans, zeroRuns } from "../helpers/audio/analysis.ts";
 import { channel, decodeToWav, readWav } from "../helpers/audio/wav.ts";
 import { cleanupStack } from "../helpers/audio/cleanup.ts";
 
@@ -15,7 +15,8 @@ const execFileAsync = promisify(execFile);
 async function fixture(dir: string, ext: "wav" | "flac"): Promise<string> {
   const path = join(dir, `fixture.${ext}`);
   await execFileAsync("sox", [
-    "-n", "-r", "48000", "-c", "2", "-b", "16", path,
+    // -D: no dither, so the silence is exact zeros (zeroRuns below).
+    "-D", "-n", "-r", "48000", "-c", "2", "-b", "16", path,
     "synth", "1", "sine", "440", "vol", "0.5", ":",
     "synth", "0.3", "sine", "440", "vol", "0", ":",
     "synth", "1", "sine", "660", "vol", "0.5",
@@ -45,6 +46,12 @@ test("readWav, toneSpans, findGaps and dominantFrequency on a known signal", asy
   assert.equal(gaps.length, 1);
   assert.ok(Math.abs((gaps[0]?.startSec ?? 0) - 1) <= 0.02 && Math.abs((gaps[0]?.endSec ?? 0) - 1.3) <= 0.02);
   assert.equal(rmsWindows(left, 48000, 100).length, 23);
+  // The 0.3 s of vol 0 are exact zeros; a sine's zero crossings never last a millisecond.
+  const zeros = zeroRuns(left, 48000);
+  assert.equal(zeros.length, 1);
+  assert.ok(Math.abs((zeros[0]?.startSec ?? 0) - 1) <= 0.001 && Math.abs((zeros[0]?.endSec ?? 0) - 1.3) <= 0.001, JSON.stringify(zeros));
+  // Lead-in and tail are not runs between sounds.
+  assert.deepEqual(zeroRuns(new Float32Array([0, 0, 0, 0.5, 0, 0, 0, 0.5, 0, 0]), 1000, { minMs: 2 }), [{ startSec: 0.004, endSec: 0.007 }]);
 });
 
 test("readWav reads a WAV whose sizes are 0xFFFFFFFF and that ends in a partial frame", async (t) => {

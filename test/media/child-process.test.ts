@@ -37,6 +37,18 @@ test("a child's output is logged line by line with its pid and stderr is kept", 
   assert.ok(logged.some((l) => l.msg === "err-2" && l.stream === "stderr"));
 });
 
+test("keepInTail keeps a chatty child's errors in its tail; every line still reaches the log and onStderrLine", async () => {
+  const { logger, lines } = capturingLogger();
+  const seen: string[] = [];
+  const script = "echo 'E: broken' >&2; i=0; while [ $i -lt 30 ]; do echo \"D: chatter $i\" >&2; i=$((i+1)); done";
+  const child = spawnChild({ command: "sh", args: ["-c", script], logger, name: "sh", keepInTail: (line) => !line.startsWith("D: "), onStderrLine: (line) => seen.push(line) });
+  await child.exited;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual(child.stderrTail(), ["E: broken"]);
+  assert.equal(seen.length, 31);
+  assert.equal(lines().filter((l) => l.child_pid === child.pid && l.stream === "stderr").length, 31);
+});
+
 test("stop() SIGKILLs a group that ignores SIGTERM, grandchildren included", async (t) => {
   const logger = createLogger({ level: "warn" });
   // The shell ignores TERM and has a grandchild: only a SIGKILL to the group ends both.

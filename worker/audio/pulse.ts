@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Logger } from "../../shared/log/logger.ts";
 import { spawnChild, type Child, type ChildExit } from "../../shared/process/child.ts";
+import { GapDetector } from "./gaps.ts";
 
 const execFileAsync = promisify(execFile);
 
@@ -33,6 +34,8 @@ export interface PulseDaemon {
   readonly micSink?: typeof MIC_SINK;
   /** Resolves when the daemon exits, whether stopped or crashed. */
   readonly exited: Promise<ChildExit>;
+  /** Underruns of the streams playing into `rec`, read from the daemon's log (gaps.ts). */
+  readonly gaps: GapDetector;
   pactl(args: string[]): Promise<string>;
   stop(): Promise<void>;
 }
@@ -50,6 +53,9 @@ const DAEMON_CONF = [
   "realtime-scheduling = yes",
   "",
 ].join("\n");
+
+/** `(   0.123|   0.000) D: [pulseaudio] ...`: a line at debug or info level. */
+const DEBUG_OR_INFO = /^\([^)]*\)\s+[DI]: /;
 
 const DEFAULT_START_TIMEOUT_MS = 10_000;
 const STOP_TIMEOUT_MS = 3_000;
@@ -90,7 +96,10 @@ export async function startPulse(options: PulseOptions): Promise<PulseDaemon> {
     "--disallow-exit=yes",
     "--disallow-module-loading=no",
     "--log-target=stderr",
-    "--log-level=warning",
+    // Debug: the only place the daemon tells of a stream's underrun (gaps.ts, with the cost
+    // measured there); the time stamps measure each gap. Steady playback logs nothing.
+    "--log-level=debug",
+    "--log-time=1",
     "-L",
     `module-native-protocol-unix socket=${socket} auth-anonymous=1`,
     "-L",
@@ -105,7 +114,17 @@ export async function startPulse(options: PulseOptions): Promise<PulseDaemon> {
     );
   }
 
-  const child = spawnChild({ command: "pulseaudio", args, env: daemonEnv, logger, name: "pulseaudio" });
+  const gaps = new GapDetector(REC_SINK);
+  const child = spawnChild({
+    command: "pulseaudio",
+    args,
+    env: daemonEnv,
+    logger,
+    name: "pulseaudio",
+    onStderrLine: (line) => gaps.feed(line),
+    // A failed start is explained by its warnings and errors, not by the debug lines after them.
+    keepInTail: (line) => !DEBUG_OR_INFO.test(line),
+  });
   const log = logger.child({ pulse_pid: child.pid });
 
   const clientEnv: Record<string, string> = {
@@ -154,6 +173,7 @@ export async function startPulse(options: PulseOptions): Promise<PulseDaemon> {
     recMonitor: REC_MONITOR,
     ...(mic ? { micSink: MIC_SINK } : {}),
     exited: child.exited,
+    gaps,
     pactl,
     stop,
   };

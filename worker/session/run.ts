@@ -18,6 +18,7 @@ import { isStopCause, stopOutcome, type Outcome, type StopCause } from "./outcom
 import { StatusReporter } from "./reporter.ts";
 import { closeRecording } from "./recording.ts";
 import { watchSilence, type SilenceWatch } from "./silence.ts";
+import { reportAudioGaps, type AudioGapReport } from "./audio-gaps.ts";
 import type { Prepared } from "./warm.ts";
 
 /** After a stop, the Teams page gets this long to notice before we leave regardless. */
@@ -144,8 +145,11 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
   logger.info({ pids: media.pids }, "worker ready");
   await channel.send({ type: "ready", pids: media.pids });
 
+  // #13: gaps count from the admission until the bot starts to leave (leaving stops the audio).
+  let gapReport: AudioGapReport | null = null;
   const onAdmitted = (admittedAt: number) => {
     observation.admitted(Date.now() - (performance.now() - admittedAt));
+    gapReport ??= reportAudioGaps({ gaps: media.pulse.gaps, send: (m) => channel.send(m), logger });
     if (rules.silenceMs === null) return;
     silence = watchSilence({
       pulseEnv: media.pulse.env,
@@ -158,6 +162,7 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
   };
   const run = await driveWithGrace({ init, page, reporter, logger, stop, rules, ends, steps: evidence.steps, onAdmitted, recordingOpenedAt: media.recordingOpenedAt });
   (silence as SilenceWatch | null)?.stop();
+  (gapReport as AudioGapReport | null)?.stop();
   ends.dispose();
   // Before leaving: the page emptied by the leave is not everyone leaving the meeting.
   await observation.stop();

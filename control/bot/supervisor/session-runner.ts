@@ -214,6 +214,10 @@ export class SessionRunner {
           this.deps.notifier.participant({ sessionId: this.id, reference: this.row.reference, event: m.event, participant: m.participant, offsetSeconds: m.offsetSeconds, at: new Date(m.at) }),
         );
         return;
+      case "audioGap":
+        // Counted only: the worker logs each burst with the session id (worker/session/audio-gaps.ts).
+        metrics.audioGap(m.seconds);
+        return;
       case "finished":
         this.finished = m;
         return;

@@ -120,3 +120,25 @@ export function toneSpans(
   if (open) spans.push(open);
   return spans;
 }
+
+/**
+ * Digital silence between sounds: runs of at least `minMs` of exact zero samples, leaving out the
+ * lead-in and the tail. It is what PulseAudio mixes where a stream under-ran (worker/audio/gaps.ts);
+ * a tone, even through Opus, never holds a millisecond of exact zeros, so each run is a gap.
+ */
+export function zeroRuns(samples: Float32Array, rate: number, { minMs = 1 } = {}): Span[] {
+  const minRun = Math.max(1, Math.round((rate * minMs) / 1000));
+  const runs: Span[] = [];
+  let sound = false;
+  let runStart = -1;
+  for (let i = 0; i < samples.length; i++) {
+    if (samples[i] === 0) {
+      if (runStart < 0) runStart = i;
+      continue;
+    }
+    if (sound && runStart >= 0 && i - runStart >= minRun) runs.push({ startSec: runStart / rate, endSec: i / rate });
+    sound = true;
+    runStart = -1;
+  }
+  return runs;
+}
