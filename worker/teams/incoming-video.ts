@@ -8,6 +8,8 @@ import { withUiTurn } from "./ui-turn.ts";
 /** The menu may lose to a re-render of the call view; a few tries, a second apart. */
 const ATTEMPTS = 3;
 const RETRY_PAUSE_MS = 1000;
+/** A menu opened by a click renders a moment later, long after on a loaded box: waited for, not sampled. */
+const MENU_WAIT_MS = 3000;
 
 const TURN_OFF = /turn off incoming video/i;
 /** Teams lists it under More, on some builds under More → View. */
@@ -40,10 +42,12 @@ async function walk(page: Page): Promise<ControlResult> {
   const more = await clickFirst(page, ACTION_SELECTORS.more);
   if (!more) return { ok: false, signal: null };
   const item = page.getByRole("menuitem", { name: TURN_OFF });
+  await page.getByRole("menu").first().waitFor({ state: "visible", timeout: MENU_WAIT_MS }).catch(() => undefined);
   let path = more;
   let ok = await clickIfVisible(item);
   if (!ok && (await clickIfVisible(page.getByRole("menuitem", { name: VIEW })))) {
     path += " > menuitem:View";
+    await item.first().waitFor({ state: "visible", timeout: MENU_WAIT_MS }).catch(() => undefined);
     ok = await clickIfVisible(item);
   }
   if (!ok) await page.keyboard.press("Escape").catch(() => undefined);
