@@ -43,7 +43,12 @@ export const BOT_DISABLED_FEATURES: readonly string[] = [
   "WebUIOmniboxFullPopup",
   "SpareRendererForSitePerProcess",
 ];
-export const BOT_ENABLED_FEATURES: readonly string[] = [];
+/**
+ * - the network service in the browser process instead of a process of its own: PSS 212 → 190 MB
+ *   (0.89), CPU 19.1 → 19.1 % core (1.00), 11 → 10 processes. A crash of it now takes the
+ *   browser down, which the worker already treats as a browser failure.
+ */
+export const BOT_ENABLED_FEATURES: readonly string[] = ["NetworkServiceInProcess2"];
 
 const DISABLE = "--disable-features=";
 const ENABLE = "--enable-features=";
