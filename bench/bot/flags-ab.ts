@@ -25,6 +25,10 @@ const FLAGS = words(process.env.AB_FLAGS);
 const BASE = words(process.env.AB_BASE);
 /** AB_DSF: B's deviceScaleFactor (the CSS viewport stays 1280×720). */
 const DSF = process.env.AB_DSF ? Number(process.env.AB_DSF) : undefined;
+/** AB_CSS: a style sheet B's pages get at document start (e.g. one that stops animations). */
+const CSS = process.env.AB_CSS;
+/** AB_STILL=1: A runs without the still-page sheet (launch.ts stillPage), B with it; otherwise both have it. */
+const STILL = process.env.AB_STILL === "1";
 const SEQUENTIAL = process.env.AB_SEQUENTIAL === "1";
 /** AB_DETAIL=1: also each process's CPU ticks (over the whole run) and PSS, by kind. */
 const DETAIL = process.env.AB_DETAIL === "1";
@@ -60,11 +64,25 @@ function barrier(n: number): () => Promise<void> {
   };
 }
 
-async function run(extraArgs: string[], joined: () => Promise<void>, deviceScaleFactor?: number): Promise<{ cpu: number; pss: number; procs: number }> {
+interface Side {
+  deviceScaleFactor?: number;
+  css?: string;
+  stillPage?: boolean;
+}
+const A_SIDE: Side = STILL ? { stillPage: false } : {};
+const B_SIDE: Side = { ...(DSF === undefined ? {} : { deviceScaleFactor: DSF }), ...(CSS ? { css: CSS } : {}) };
+
+async function run(extraArgs: string[], joined: () => Promise<void>, { deviceScaleFactor, css, stillPage }: Side): Promise<{ cpu: number; pss: number; procs: number }> {
   const dir = mkdtempSync(join(tmpdir(), "flags-ab-"));
   const pulse = await startPulse({ dir, logger, mic: false });
-  const browser = await launchBrowser({ dir, pulseEnv: pulse.env, logger, mic: false, extraArgs, deviceScaleFactor });
+  const browser = await launchBrowser({ dir, pulseEnv: pulse.env, logger, mic: false, extraArgs, deviceScaleFactor, stillPage });
   try {
+    if (css) {
+      await browser.context.addInitScript(`(() => {
+        const add = () => { const s = document.createElement("style"); s.textContent = ${JSON.stringify(css)}; (document.head ?? document.documentElement).append(s); };
+        if (document.documentElement) add(); else document.addEventListener("readystatechange", add, { once: true });
+      })()`);
+    }
     const meeting = fixture.createMeeting({ lobby: false, churn: true, video: VIDEO ? true : null });
     const outcome = await joinMeeting(browser.page, { url: meeting.joinUrl, displayName: "AB", logger }).catch((err: unknown) => {
       void joined(); // the other side must not wait for this one
@@ -88,7 +106,7 @@ async function run(extraArgs: string[], joined: () => Promise<void>, deviceScale
 }
 
 console.log(
-  `flags-ab: B adds [${FLAGS.join(" ")}]${DSF === undefined ? "" : ` and deviceScaleFactor ${DSF}`}${BASE.length ? `, both have [${BASE.join(" ")}]` : ""}; ${ROUNDS} rounds × ${SECONDS} s, ${SEQUENTIAL ? "A then B" : "A and B at once"}, video ${VIDEO ? "on" : "off"}; ${machine()}`,
+  `flags-ab: B adds [${FLAGS.join(" ")}]${DSF === undefined ? "" : ` and deviceScaleFactor ${DSF}`}${CSS ? ` and CSS ${CSS}` : ""}${STILL ? " and the still-page sheet (A has none)" : ""}${BASE.length ? `, both have [${BASE.join(" ")}]` : ""}; ${ROUNDS} rounds × ${SECONDS} s, ${SEQUENTIAL ? "A then B" : "A and B at once"}, video ${VIDEO ? "on" : "off"}; ${machine()}`,
 );
 type Result = Awaited<ReturnType<typeof run>>;
 const a: Result[] = [];
@@ -99,11 +117,11 @@ try {
     let ra: Result;
     let rb: Result;
     if (SEQUENTIAL) {
-      ra = await run([...BASE], barrier(1));
-      rb = await run([...BASE, ...FLAGS], barrier(1), DSF);
+      ra = await run([...BASE], barrier(1), A_SIDE);
+      rb = await run([...BASE, ...FLAGS], barrier(1), B_SIDE);
     } else {
       const joined = barrier(2);
-      [ra, rb] = await Promise.all([run([...BASE], joined), run([...BASE, ...FLAGS], joined, DSF)]);
+      [ra, rb] = await Promise.all([run([...BASE], joined, A_SIDE), run([...BASE, ...FLAGS], joined, B_SIDE)]);
     }
     a.push(ra);
     b.push(rb);

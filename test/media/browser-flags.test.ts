@@ -19,9 +19,9 @@ const logger = createLogger({ level: process.env.LOG_LEVEL ?? "silent" });
  * Chromium keeps only the last `--disable-features`/`--enable-features` (features.ts): the running
  * browser must have exactly one of each, holding Playwright's names, the bot's and an extra
  * arg's; and the omnibox popup's WebUI, which Chromium would otherwise load beside the page,
- * must not be there.
+ * must not be there. The page's CSS animations end at once (still-page.ts).
  */
-test("the browser runs with one merged feature list each and no omnibox WebUI", { timeout: 120_000 }, async (t) => {
+test("the browser runs with one merged feature list each, no omnibox WebUI and no CSS animation", { timeout: 120_000 }, async (t) => {
   const defer = cleanupStack(t);
   const dir = await mkdtemp(join(tmpdir(), "media-flags-"));
   defer(() => rm(dir, { recursive: true, force: true }));
@@ -45,7 +45,20 @@ test("the browser runs with one merged feature list each and no omnibox WebUI", 
   for (const name of [...PLAYWRIGHT_DISABLED_FEATURES, ...BOT_DISABLED_FEATURES, "BackForwardCache"]) assert.ok(disabled[0]?.includes(name), `${name} disabled`);
   for (const name of [...PLAYWRIGHT_ENABLED_FEATURES, "OverlayScrollbar"]) assert.ok(enabled[0]?.includes(name), `${name} enabled`);
 
-  await browser.page.setContent("<p>bot</p>");
+  // still-page.ts: an infinite CSS animation ends at once, its animationend fires, and the page's
+  // DOM holds only what the page put there.
+  const doc = `<style>@keyframes spin { to { transform: rotate(360deg); } } #s { animation: spin 1s linear infinite; }</style>
+    <div id="s">bot</div><script>window.ended = false; document.getElementById("s").addEventListener("animationend", () => (window.ended = true));</script>`;
+  await browser.page.goto(`data:text/html,${encodeURIComponent(doc)}`);
+  await browser.page.waitForFunction(() => (window as unknown as { ended: boolean }).ended, undefined, { timeout: 10_000 });
+  assert.deepEqual(
+    await browser.page.evaluate(() => ({
+      duration: getComputedStyle(document.getElementById("s") as Element).animationDuration,
+      running: document.getAnimations().length,
+      styles: document.querySelectorAll("style").length,
+    })),
+    { duration: "0s", running: 0, styles: 1 },
+  );
   const cdp = await browser.context.newCDPSession(browser.page);
   const { targetInfos } = (await cdp.send("Target.getTargets")) as { targetInfos: { type: string; url: string }[] };
   assert.deepEqual(

@@ -6,6 +6,7 @@ import { killProcessGroup } from "../../shared/process/group.ts";
 import { keepAudioServicePriority } from "./audio-priority.ts";
 import { withFeatures } from "./features.ts";
 import { chromiumProcesses, findBrowserPid, pssBytes } from "./processes.ts";
+import { installStillPage } from "./still-page.ts";
 import { installVideoGuard, videoGuardEnabled } from "./video-guard.ts";
 
 /** The default of CHROMIUM_PATH; the worker's `init.chromiumPath` overrides it. */
@@ -66,6 +67,8 @@ export interface LaunchOptions {
   closeTimeoutMs?: number;
   /** Device pixels per CSS pixel of the page (Playwright's default 1 when absent). */
   deviceScaleFactor?: number;
+  /** Stop the page's CSS animations (still-page.ts); default true. */
+  stillPage?: boolean;
   /** Keep incoming video from being received (video-guard.ts); default videoGuardEnabled(). */
   videoGuard?: boolean;
 }
@@ -153,6 +156,13 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserHand
       await context.close().catch(() => undefined);
       await rm(userDataDir, { recursive: true, force: true });
       throw new Error("Chromium did not take the video guard", { cause: err });
+    });
+  }
+  if (options.stillPage ?? true) {
+    await installStillPage(context).catch(async (err: unknown) => {
+      await context.close().catch(() => undefined);
+      await rm(userDataDir, { recursive: true, force: true });
+      throw new Error("Chromium did not take the still-page sheet", { cause: err });
     });
   }
   const page = context.pages()[0] ?? (await context.newPage());
