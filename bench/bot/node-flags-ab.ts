@@ -1,7 +1,7 @@
 /**
  * A/B of the worker's Node flags (`node --import tsx bench/bot/node-flags-ab.ts`): two Node
  * processes (bench/bot/node-flags-child.ts) each load Playwright, start PulseAudio and Chromium and
- * join the fixture's realistic meeting at once, A with no extra flags and B with AB_NODE_FLAGS;
+ * join the fixture's realistic meeting at once, A with AB_NODE_BASE and B with AB_NODE_FLAGS too;
  * after both have joined they measure the same window (AB_SECONDS) and report their own PSS and
  * CPU (the Node process only: Chromium's are flags-ab.ts's business). AB_ROUNDS rounds.
  */
@@ -9,7 +9,10 @@ import { fork } from "node:child_process";
 import { startTeamsFixture } from "../../test/fixture/teams/server.ts";
 import { machine, mean } from "./measure.ts";
 
-const FLAGS = (process.env.AB_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean);
+const words = (s: string | undefined): string[] => (s ?? "").split(/\s+/).filter(Boolean);
+const FLAGS = words(process.env.AB_NODE_FLAGS);
+/** Flags both sides get, to stack a candidate on ones already chosen. */
+const BASE = words(process.env.AB_NODE_BASE);
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 3);
 const SECONDS = Number(process.env.AB_SECONDS ?? 20);
 const CHILD = new URL("./node-flags-child.ts", import.meta.url).pathname;
@@ -20,12 +23,12 @@ interface Result {
 }
 
 const fixture = await startTeamsFixture();
-console.log(`node-flags-ab: B adds [${FLAGS.join(" ")}]; ${ROUNDS} rounds × ${SECONDS} s, A and B at once; ${machine()}`);
+console.log(`node-flags-ab: B adds [${FLAGS.join(" ")}]${BASE.length ? `, both have [${BASE.join(" ")}]` : ""}; ${ROUNDS} rounds × ${SECONDS} s, A and B at once; ${machine()}`);
 const a: Result[] = [];
 const b: Result[] = [];
 try {
   for (let i = 0; i < ROUNDS; i++) {
-    const sides = [[], FLAGS].map((flags) => {
+    const sides = [BASE, [...BASE, ...FLAGS]].map((flags) => {
       const meeting = fixture.createMeeting({ lobby: false, churn: true, video: true });
       const child = fork(CHILD, [meeting.joinUrl, String(SECONDS)], { execArgv: ["--import", "tsx", ...flags], stdio: "inherit" });
       const joined = new Promise<void>((resolve, reject) => {
