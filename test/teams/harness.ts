@@ -1,20 +1,16 @@
 // Shared set-up for the Teams adapter tests: one Chromium per test file, a context per test.
 import { after, before, type TestContext } from "node:test";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type LaunchOptions, type Page } from "playwright-core";
 import { createLogger, type Logger } from "../../shared/log/logger.ts";
+import { withFeatures } from "../../worker/browser/features.ts";
+import { CHROMIUM_ARGS } from "../../worker/browser/launch.ts";
 import { startTeamsFixture, type TeamsFixture } from "../fixture/teams/server.ts";
 
-export const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--autoplay-policy=no-user-gesture-required",
-  "--use-fake-ui-for-media-stream",
-];
+/** The bot's own flags and feature lists (worker/browser/launch.ts), so adapter tests run as the bot does. */
+export function launchOptions(extraArgs: readonly string[] = []): LaunchOptions {
+  const { args, ignoreDefaultArgs } = withFeatures([...CHROMIUM_ARGS, ...extraArgs]);
+  return { executablePath: "/usr/bin/chromium", headless: true, args, ignoreDefaultArgs };
+}
 
 export interface Harness {
   browser: Browser;
@@ -25,11 +21,7 @@ export interface Harness {
 export async function startHarness(extraArgs: string[] = []): Promise<Harness> {
   const fixture = await startTeamsFixture();
   try {
-    const browser = await chromium.launch({
-      executablePath: "/usr/bin/chromium",
-      headless: true,
-      args: [...CHROMIUM_ARGS, ...extraArgs],
-    });
+    const browser = await chromium.launch(launchOptions(extraArgs));
     return { browser, fixture, logger: createLogger({ level: process.env.LOG_LEVEL ?? "silent" }) };
   } catch (err) {
     await fixture.close();
@@ -56,7 +48,7 @@ export async function newPage(t: TestContext, h: Harness): Promise<Page> {
 export function staticPages(): { open(t: Pick<TestContext, "after">, document: string): Promise<Page> } {
   let browser: Browser | undefined;
   before(async () => {
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: CHROMIUM_ARGS });
+    browser = await chromium.launch(launchOptions());
   });
   after(() => browser?.close());
   return {

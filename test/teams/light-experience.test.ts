@@ -10,7 +10,7 @@ import { after, before, test } from "node:test";
 import { chromium, type Browser } from "playwright-core";
 import { createLogger } from "../../shared/log/logger.ts";
 import { joinMeeting } from "../../worker/teams/index.ts";
-import { CHROMIUM_ARGS } from "./harness.ts";
+import { launchOptions } from "./harness.ts";
 
 const logger = createLogger({ level: process.env.LOG_LEVEL ?? "silent" });
 const page = (body: string): string => `<!doctype html><meta charset="utf-8"><body>${body}</body>`;
@@ -21,7 +21,7 @@ let origin = "";
 const opens = new Map<string, number>();
 
 before(async () => {
-  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: CHROMIUM_ARGS });
+  browser = await chromium.launch(launchOptions());
   server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", origin);
     const id = url.pathname.split("/")[2] ?? "";

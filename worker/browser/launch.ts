@@ -4,7 +4,9 @@ import type { BrowserContext, BrowserType, Page } from "playwright-core";
 import type { Logger } from "../../shared/log/logger.ts";
 import { killProcessGroup } from "../../shared/process/group.ts";
 import { keepAudioServicePriority } from "./audio-priority.ts";
+import { withFeatures } from "./features.ts";
 import { chromiumProcesses, findBrowserPid, pssBytes } from "./processes.ts";
+import { installStillPage } from "./still-page.ts";
 import { installVideoGuard, videoGuardEnabled } from "./video-guard.ts";
 
 /** The default of CHROMIUM_PATH; the worker's `init.chromiumPath` overrides it. */
@@ -63,6 +65,10 @@ export interface LaunchOptions {
   pulseLatencyMs?: number;
   /** How long close() lets Chromium shut down cleanly before killing it. */
   closeTimeoutMs?: number;
+  /** Device pixels per CSS pixel of the page (Playwright's default 1 when absent). */
+  deviceScaleFactor?: number;
+  /** Stop the page's CSS animations (still-page.ts); default true. */
+  stillPage?: boolean;
   /** Keep incoming video from being received (video-guard.ts); default videoGuardEnabled(). */
   videoGuard?: boolean;
 }
@@ -121,6 +127,7 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserHand
     XDG_CACHE_HOME: join(configHome, "cache"),
   };
   const { chromium } = await loadPlaywright();
+  const features = withFeatures([...CHROMIUM_ARGS, ...(options.extraArgs ?? [])]);
   const started = performance.now();
   let context: BrowserContext;
   try {
@@ -128,11 +135,12 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserHand
       executablePath: options.executablePath ?? CHROMIUM_PATH,
       headless: true,
       // Playwright mutes headless audio by default, which makes every recording pure zeros.
-      ignoreDefaultArgs: ["--mute-audio"],
-      args: [...CHROMIUM_ARGS, ...(options.extraArgs ?? [])],
+      ignoreDefaultArgs: ["--mute-audio", ...features.ignoreDefaultArgs],
+      args: features.args,
       env,
       permissions: mic ? ["microphone"] : [],
       locale: BROWSER_LOCALE,
+      ...(options.deviceScaleFactor === undefined ? {} : { deviceScaleFactor: options.deviceScaleFactor }),
       extraHTTPHeaders: { "Accept-Language": ACCEPT_LANGUAGE_HEADER },
       timeout: options.launchTimeoutMs ?? DEFAULT_LAUNCH_TIMEOUT_MS,
       handleSIGINT: false,
@@ -148,6 +156,13 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserHand
       await context.close().catch(() => undefined);
       await rm(userDataDir, { recursive: true, force: true });
       throw new Error("Chromium did not take the video guard", { cause: err });
+    });
+  }
+  if (options.stillPage ?? true) {
+    await installStillPage(context).catch(async (err: unknown) => {
+      await context.close().catch(() => undefined);
+      await rm(userDataDir, { recursive: true, force: true });
+      throw new Error("Chromium did not take the still-page sheet", { cause: err });
     });
   }
   const page = context.pages()[0] ?? (await context.newPage());
