@@ -46,18 +46,21 @@ test("the browser runs with one merged feature list each, no omnibox WebUI and n
   for (const name of [...PLAYWRIGHT_ENABLED_FEATURES, "OverlayScrollbar"]) assert.ok(enabled[0]?.includes(name), `${name} enabled`);
 
   // still-page.ts: an infinite CSS animation ends at once, its animationend fires, and the page's
-  // DOM holds only what the page put there.
-  const doc = `<style>@keyframes spin { to { transform: rotate(360deg); } } #s { animation: spin 1s linear infinite; }</style>
-    <div id="s">bot</div><script>window.ended = false; document.getElementById("s").addEventListener("animationend", () => (window.ended = true));</script>`;
+  // DOM holds only what the page put there; a tile's speaking outline keeps its ring's animation.
+  const doc = `<style>@keyframes spin { to { transform: rotate(360deg); } } #s { animation: spin 1s linear infinite; }
+    @keyframes pulse { from { opacity: 0.5; } to { opacity: 1; } } #o::before { content: ""; animation: pulse 1s linear infinite; }</style>
+    <div id="s">bot</div><div id="o" data-tid="voice-level-stream-outline"></div>
+    <script>window.ended = false; document.getElementById("s").addEventListener("animationend", () => (window.ended = true));</script>`;
   await browser.page.goto(`data:text/html,${encodeURIComponent(doc)}`);
   await browser.page.waitForFunction(() => (window as unknown as { ended: boolean }).ended, undefined, { timeout: 10_000 });
   assert.deepEqual(
     await browser.page.evaluate(() => ({
       duration: getComputedStyle(document.getElementById("s") as Element).animationDuration,
       running: document.getAnimations().length,
+      ring: getComputedStyle(document.getElementById("o") as Element, "::before").animationDuration,
       styles: document.querySelectorAll("style").length,
     })),
-    { duration: "0s", running: 0, styles: 1 },
+    { duration: "0s", running: 1, ring: "1s", styles: 1 },
   );
   const cdp = await browser.context.newCDPSession(browser.page);
   const { targetInfos } = (await cdp.send("Target.getTargets")) as { targetInfos: { type: string; url: string }[] };

@@ -16,8 +16,14 @@
  */
 import type { BrowserContext } from "playwright-core";
 
-export const STILL_PAGE_CSS =
-  "*, *::before, *::after { animation-duration: 0s !important; animation-delay: 0s !important; animation-iteration-count: 1 !important; }";
+/**
+ * The tiles' voice-level outline keeps its animations: a client may show speech by animating its
+ * ring (teams-dom.md: a blue `::before` ring at opacity 1), and the observer reads that ring when
+ * the mix carries no contributing sources. One small element per tile costs next to nothing.
+ */
+const SPEAKING_OUTLINE = ':not([data-tid="voice-level-stream-outline"])';
+
+export const STILL_PAGE_CSS = `${SPEAKING_OUTLINE}, ${SPEAKING_OUTLINE}::before, ${SPEAKING_OUTLINE}::after { animation-duration: 0s !important; animation-delay: 0s !important; animation-iteration-count: 1 !important; }`;
 
 const STILL_SOURCE = `(css) => {
   if (typeof CSSStyleSheet !== "function" || !document || !("adoptedStyleSheets" in document)) return;
