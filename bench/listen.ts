@@ -29,12 +29,13 @@
  * CPU figures.
  * Also the `uptime` load: the machine is shared, read figures against it. Asserts nothing.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { createBotFeature } from "../control/bot/feature.ts";
 import { sessionPaths } from "../control/bot/paths.ts";
 import { parseConfig } from "../control/config/index.ts";
@@ -46,6 +47,7 @@ import { startTeamsFixture } from "../test/fixture/teams/server.ts";
 import { holdMediaLock } from "../test/harness/media-lock.ts";
 import { burstOnsets, channel, listen, sleep, type Received } from "../test/listen/helpers.ts";
 
+const execFileAsync = promisify(execFile);
 const BURSTS = Number(process.env.BENCH_BURSTS ?? 30);
 const CPU_SECONDS = Number(process.env.BENCH_CPU_SECONDS ?? 20);
 /** BENCH_MIC=on|off: only that session (default both); BENCH_CPU=0: latency only. */
@@ -145,7 +147,8 @@ interface Session {
 type Source = "page" | "server";
 
 async function startSession(mic: boolean, source: Source): Promise<Session> {
-  const sub = join(dir, `${mic ? "mic" : "nomic"}-${source}`);
+  // Short: the worker's listen socket lives below, and a unix socket's path has 107 bytes at most.
+  const sub = join(dir, `${mic ? "m" : "n"}${source.slice(0, 1)}`);
   const config = parseConfig({
     server: { PORT: 0, HOST: "127.0.0.1", DATABASE_URL: `file:${join(sub, "app.db")}`, LOG_LEVEL: "warn" },
     LocalLogin: { Enabled: false },
@@ -216,10 +219,11 @@ function directTap(workDir: string, latencyMs: number): { onsets(): number[]; st
  * the audio buffered in the stream and in its device, in ms; Chromium's playback streams are the
  * part of the latency in front of the recording's sink.
  */
-function pulseLatencies(workDir: string): Record<string, string> {
+async function pulseLatencies(workDir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const kind of ["sink-inputs", "source-outputs"]) {
-    const text = execFileSync("pactl", ["list", kind], { env: pulseEnv(workDir) }).toString();
+    // Not execFileSync: this process is the control plane too, and must go on relaying meanwhile.
+    const { stdout: text } = await execFileAsync("pactl", ["list", kind], { env: pulseEnv(workDir) });
     for (const block of text.split(/\n(?=Sink Input #|Source Output #)/)) {
       const name = /application\.name = "([^"]*)"/.exec(block)?.[1] ?? "?";
       const media = /media\.name = "([^"]*)"/.exec(block)?.[1] ?? "?";
@@ -247,7 +251,7 @@ async function latency(s: Session): Promise<Record<string, unknown>> {
   const total = (BURSTS + 2) * (ON_MS + OFF_MS);
   const media0 = s.meeting.state().media;
   await sleep(total / 2);
-  const pulse = pulseLatencies(s.workDir);
+  const pulse = await pulseLatencies(s.workDir);
   await sleep(total / 2);
   const media1 = s.meeting.state().media;
   direct5.stop();

@@ -59,7 +59,7 @@ export interface LaunchOptions {
   executablePath?: string;
   extraArgs?: readonly string[];
   launchTimeoutMs?: number;
-  /** Pulse buffer for the browser's streams (PULSE_LATENCY_MSEC); default 200 without mic, unset with mic. */
+  /** Pulse buffer for the browser's streams (PULSE_LATENCY_MSEC); default 500 without mic, unset with mic. */
   pulseLatencyMs?: number;
   /** How long close() lets Chromium shut down cleanly before killing it. */
   closeTimeoutMs?: number;
@@ -93,6 +93,15 @@ const DEFAULT_LAUNCH_TIMEOUT_MS = 60_000;
 const CLOSE_TIMEOUT_MS = 5_000;
 const NO_MIC_PULSE_LATENCY_MS = 500;
 
+/**
+ * The buffer without a mic: NO_MIC_PULSE_LATENCY_MS unless TOAMAISUTAA_PULSE_LATENCY_MSEC says
+ * otherwise, which exists only so that `make bench-bot` can A/B it (BENCH_PULSE_LATENCY_MS).
+ */
+export function noMicPulseLatencyMs(env: NodeJS.ProcessEnv = process.env): number {
+  const override = Number(env.TOAMAISUTAA_PULSE_LATENCY_MSEC);
+  return Number.isInteger(override) && override > 0 ? override : NO_MIC_PULSE_LATENCY_MS;
+}
+
 export async function launchBrowser(options: LaunchOptions): Promise<BrowserHandle> {
   const { dir, logger, mic } = options;
   const userDataDir = join(dir, `chromium-profile-${Date.now()}`);
@@ -100,7 +109,7 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserHand
   await mkdir(userDataDir, { recursive: true });
   await mkdir(configHome, { recursive: true });
 
-  const latencyMs = options.pulseLatencyMs ?? (mic ? undefined : NO_MIC_PULSE_LATENCY_MS);
+  const latencyMs = options.pulseLatencyMs ?? (mic ? undefined : noMicPulseLatencyMs());
   // A minimal environment: the host's PULSE_* or DISPLAY must not leak into a worker's browser.
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
