@@ -120,8 +120,10 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserHand
     ...options.pulseEnv,
     // libpulse's buffer override. Chromium's ~20 ms default underran into 100-300 ms gaps in
     // recordings when the 2-core box was overloaded; 200 ms removed most of them, but 8 bots on
-    // 2 cores still showed ~29 gaps > 100 ms per bot-minute; 500 ms: 0.1 (bench/bot.ts). The
-    // recording path does not care about latency. It also sets
+    // 2 cores still showed ~29 gaps > 100 ms per bot-minute; 500 ms: 0.1 (bench/bot.ts). 250 ms,
+    // for live listening's sake (this buffer is 260-280 ms of its latency without a mic): 37 gaps
+    // in 8 bot-runs of ~100 s, 2.8 per bot-minute, against 4 (0.4) at 500 ms right after
+    // (BENCH_PULSE_LATENCY_MS, 8 bots, load 3-70). It also sets
     // the capture fragment size, which delivered the microphone in bursts (page RMS 0.038
     // instead of 0.044), so with a mic it stays off unless asked for.
     ...(latencyMs ? { PULSE_LATENCY_MSEC: String(latencyMs) } : {}),
