@@ -40,7 +40,10 @@ export function listen(url: string): Received {
   };
   ws.on("message", (data: Buffer, isBinary: boolean) => {
     if (isBinary) {
-      r.frames.push(data);
+      // A copy of its own: a frame ws hands over may be a view of a larger socket read, and kept
+      // frames must hold only their bytes (the memory checks count the process's ArrayBuffers).
+      const own = new Uint8Array(data);
+      r.frames.push(Buffer.from(own.buffer, own.byteOffset, own.byteLength));
       r.arrivals.push(performance.timeOrigin + performance.now());
       r.order.push("a");
     } else {
