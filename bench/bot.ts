@@ -20,6 +20,10 @@
  * BENCH_BOTS=0 BENCH_SINGLE_JOINS=0 BENCH_BURST=0 BENCH_WARM_WORKERS=0 runs part 4 alone.
  * BENCH_VIDEO_GUARD=0 runs the workers without the video guard, in meetings that do not offer
  * "Turn off incoming video" (the A/B figure of what the guard saves).
+ * BENCH_PULSE_LATENCY_MS sets the browser's PulseAudio buffer (worker/browser/launch.ts), for the
+ * gap count of a shorter one (the latency of live listening sits mostly there).
+ * Holds the media lock (test/harness/media-lock.ts) as bench-listen does: Chromium-heavy runs of
+ * this machine take turns.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { stat } from "node:fs/promises";
@@ -35,6 +39,7 @@ import { startTeamsFixture, type FixtureMeeting } from "../test/fixture/teams/se
 import { decodeToWav, readWav, channel } from "../test/helpers/audio/wav.ts";
 import { findGaps } from "../test/helpers/audio/analysis.ts";
 import { workers } from "../test/bot/fixtures/warm.ts";
+import { holdMediaLock } from "../test/harness/media-lock.ts";
 import { cpuPercent, machine, mean, percentile, pssMb } from "./bot/measure.ts";
 import { observationCost, startUnobserved } from "./bot/observe-ab.ts";
 
@@ -50,7 +55,9 @@ const OBSERVE_PAIRS = OBSERVE ? Number(env.BENCH_OBSERVE_PAIRS ?? 3) : 0;
 const OBSERVE_SECONDS = Number(env.BENCH_OBSERVE_SECONDS ?? SECONDS);
 const VIDEO_MODES: boolean[] = env.BENCH_VIDEO === "on" ? [true] : env.BENCH_VIDEO === "off" ? [false] : [false, true];
 if (env.BENCH_VIDEO_GUARD === "0") process.env.TOAMAISUTAA_VIDEO_GUARD = "0";
+if (env.BENCH_PULSE_LATENCY_MS) process.env.TOAMAISUTAA_PULSE_LATENCY_MSEC = env.BENCH_PULSE_LATENCY_MS;
 
+await holdMediaLock();
 const dir = mkdtempSync(join(tmpdir(), "bench-bot-"));
 const recordingsDir = join(dir, "recordings");
 const fixture = await startTeamsFixture();
@@ -172,7 +179,7 @@ const pad = (s: string, n: number) => s.padStart(n);
 
 try {
   console.log(`bench-bot: ${machine()}`);
-  console.log(`settings: BENCH_BOTS=${BOTS} BENCH_SECONDS=${SECONDS} BENCH_SINGLE_JOINS=${SINGLE} BENCH_BURST=${BURST} WARM_WORKERS=${WARM} video guard ${env.BENCH_VIDEO_GUARD === "0" ? "OFF" : "on"}`);
+  console.log(`settings: BENCH_BOTS=${BOTS} BENCH_SECONDS=${SECONDS} BENCH_SINGLE_JOINS=${SINGLE} BENCH_BURST=${BURST} WARM_WORKERS=${WARM} video guard ${env.BENCH_VIDEO_GUARD === "0" ? "OFF" : "on"} PULSE_LATENCY_MSEC ${env.BENCH_PULSE_LATENCY_MS ?? "default"}`);
 
   if (WARM > 0) {
     const id = await readyWarm();

@@ -1,15 +1,23 @@
 /**
  * `make bench-listen`: one bot in the local Teams fixture whose meeting plays a tone in bursts
- * (300 ms on, 700 ms off; the page reports each onset, page clock = this machine's clock), and
- * live listeners on the WebSocket. Prints
- *  - latency: from a burst's onset in the meeting (the moment the page renders it into the call's
- *    audio, so the fixture's own WebRTC hop is included) to the arrival of the 20 ms frame that
- *    holds its onset at a 16 kHz mono listener, over BENCH_BURSTS bursts; target median <= 150 ms,
- *    p95 <= 250 ms. Twice: MIC_PLAYBACK_ENABLED off and on, because the browser's PulseAudio
- *    buffer differs (worker/browser/launch.ts: 200 ms without a mic, to keep recordings free of
- *    underrun gaps on a loaded box; Chromium's own ~20 ms with one) and everything the recording
- *    hears passes through it before the tap. `to_rec_sink` is the same onset read by a parec of
- *    this process straight from the recording's source: the part of the latency before the tap;
+ * (300 ms on, 700 ms off), and live listeners on the WebSocket. Prints
+ *  - latency: from a burst's onset in the meeting to the arrival of the 20 ms frame that holds
+ *    its onset at a 16 kHz mono listener, over BENCH_BURSTS bursts; target median <= 150 ms,
+ *    p95 <= 250 ms. From two sources of the bursts: `page`, an oscillator in the fixture page
+ *    (the onset is when the page renders it into the call's audio; it is sent over a WebRTC
+ *    hop inside the bot's own browser, whose AudioContext is paced by the browser's PulseAudio
+ *    output too, so its sending is as bursty as that buffer), and `server`, the fixture's media
+ *    server (a scripted speaker; the onset is the RTP packet that first carries it, paced on the
+ *    wall clock as a Teams server sends). Both with MIC_PLAYBACK_ENABLED on and off, because the
+ *    browser's PulseAudio buffer differs (worker/browser/launch.ts: PULSE_LATENCY_MSEC 500
+ *    without a mic, to keep recordings free of underrun gaps on a loaded box; Chromium's own
+ *    with one) and everything the recording hears passes through it before the tap.
+ *    Per stage (`stages_from_onset`, and each stage's share per burst): the same onset read by
+ *    parecs of this process straight from the recording's source (at 5 ms, and at the tap's
+ *    20 ms: the part before the tap), by a 48 kHz stereo listener (the tap's own format, no
+ *    resampler) and by the 16 kHz one (resampled); the bot browser's own figures (`page` only:
+ *    jitter buffer, playout to the audio device, from getStats() in the fixture page) and
+ *    PulseAudio's (`pactl list`: each stream's buffer and device latency);
  *  - CPU, % of one core over BENCH_CPU_SECONDS windows (mic off), with 0 listeners, 1 (16 kHz
  *    mono), 4 of 16 kHz mono (one shared resampler) and 4 of different formats (8k mono, 16k
  *    mono, 24k mono, 48k stereo: a resampler each, the worst case): the worker node process, the
@@ -17,26 +25,36 @@
  *    Teams fixture's own small load) and the consumers (bench/listen-consumer.ts, a process of
  *    their own, reported apart: they are the client's cost, not the service's). Per listener =
  *    service total with N minus with 0, over N; target under 1% of a core.
+ * BENCH_MIC=on|off and BENCH_SOURCE=page|server run only those sessions; BENCH_CPU=0 skips the
+ * CPU figures.
  * Also the `uptime` load: the machine is shared, read figures against it. Asserts nothing.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { createBotFeature } from "../control/bot/feature.ts";
 import { sessionPaths } from "../control/bot/paths.ts";
 import { parseConfig } from "../control/config/index.ts";
 import { startServer } from "../control/server.ts";
 import { createLogger } from "../shared/log/logger.ts";
 import { listProcesses } from "../shared/process/group.ts";
+import type { MediaStats } from "../test/fixture/teams/meetings.ts";
 import { startTeamsFixture } from "../test/fixture/teams/server.ts";
 import { holdMediaLock } from "../test/harness/media-lock.ts";
 import { burstOnsets, channel, listen, sleep, type Received } from "../test/listen/helpers.ts";
 
+const execFileAsync = promisify(execFile);
 const BURSTS = Number(process.env.BENCH_BURSTS ?? 30);
 const CPU_SECONDS = Number(process.env.BENCH_CPU_SECONDS ?? 20);
+/** BENCH_MIC=on|off: only that session (default both); BENCH_CPU=0: latency only. */
+const MIC_MODES = process.env.BENCH_MIC === "on" ? ["on"] : process.env.BENCH_MIC === "off" ? ["off"] : ["on", "off"];
+const WITH_CPU = process.env.BENCH_CPU !== "0";
+/** BENCH_SOURCE=page|server: only that source of the bursts (default both). */
+const SOURCES: Source[] = process.env.BENCH_SOURCE === "page" ? ["page"] : process.env.BENCH_SOURCE === "server" ? ["server"] : ["page", "server"];
 const CLK_TCK = 100;
 const ON_MS = 300;
 const OFF_MS = 700;
@@ -120,11 +138,17 @@ interface Session {
   id: string;
   workDir: string;
   meeting: ReturnType<typeof fixture.createMeeting>;
+  /** Epoch ms of every burst's onset in the meeting so far. */
+  onsets(): Promise<number[]>;
   stop(): Promise<void>;
 }
 
-async function startSession(mic: boolean): Promise<Session> {
-  const sub = join(dir, mic ? "mic" : "nomic");
+/** Where the meeting's bursts come from; see the head of this file. */
+type Source = "page" | "server";
+
+async function startSession(mic: boolean, source: Source): Promise<Session> {
+  // Short: the worker's listen socket lives below, and a unix socket's path has 107 bytes at most.
+  const sub = join(dir, `${mic ? "m" : "n"}${source.slice(0, 1)}`);
   const config = parseConfig({
     server: { PORT: 0, HOST: "127.0.0.1", DATABASE_URL: `file:${join(sub, "app.db")}`, LOG_LEVEL: "warn" },
     LocalLogin: { Enabled: false },
@@ -135,7 +159,17 @@ async function startSession(mic: boolean): Promise<Session> {
     const res = await fetch(`${server.url}${path}`, { method, headers: body ? { "content-type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined });
     return (await res.json()) as Record<string, unknown>;
   };
-  const meeting = fixture.createMeeting({ lobby: false, tone: { frequency: 440, burst: { onMs: ON_MS, offMs: OFF_MS } } });
+  // The server's speaker: a burst a second for longer than any run, from the admission on.
+  const speak = Array.from({ length: 600 }, (_, i): [number, number] => [1 + i, 1 + i + ON_MS / 1000]);
+  const meeting =
+    source === "page"
+      ? fixture.createMeeting({ lobby: false, tone: { frequency: 440, burst: { onMs: ON_MS, offMs: OFF_MS } } })
+      : fixture.createMeeting({ lobby: false, people: [{ name: "Speaker", frequency: 440, speak }] });
+  const onsets = async () => {
+    if (source === "page") return meeting.state().toneOnsets;
+    const log = await fetch(`${fixture.url}/_fixture/meetings/${meeting.id}/people/log`).then(async (r) => (await r.json()) as { log: { speech: { start: number }[] } });
+    return log.log.speech.map((t) => t.start);
+  };
   const joined = await api("POST", "/join", { meeting_url: meeting.joinUrl, display_name: "Bench Listen" });
   const id = String((joined.session as Record<string, unknown>).session_id);
   for (let i = 0; i < 600 && String((await api("GET", `/status/${id}`)).status) !== "recording"; i++) await sleep(200);
@@ -146,6 +180,7 @@ async function startSession(mic: boolean): Promise<Session> {
     id,
     workDir,
     meeting,
+    onsets,
     async stop() {
       await api("POST", `/stop/${id}`);
       await server.stop({ graceMs: 5000 });
@@ -160,10 +195,11 @@ async function openListener(s: Session, sample_rate: number, channels: number): 
   return { ...r, token: String(res.token) };
 }
 
+const pulseEnv = (workDir: string) => ({ ...process.env, PULSE_SERVER: `unix:${workDir}/run/native`, HOME: `${workDir}/home`, PULSE_COOKIE: `${workDir}/home/pulse-cookie` });
+
 /** Onset arrival times (epoch ms) of a parec reading the recording's source directly. */
-function directTap(workDir: string): { onsets(): number[]; stop(): void } {
-  const env = { ...process.env, PULSE_SERVER: `unix:${workDir}/run/native`, HOME: `${workDir}/home`, PULSE_COOKIE: `${workDir}/home/pulse-cookie` };
-  const child = spawn("parec", ["--raw", "--format=s16le", "--rate=48000", "--channels=1", "--latency-msec=5", "--device=rec.monitor"], { env });
+function directTap(workDir: string, latencyMs: number): { onsets(): number[]; stop(): void } {
+  const child = spawn("parec", ["--raw", "--format=s16le", "--rate=48000", "--channels=1", `--latency-msec=${latencyMs}`, "--device=rec.monitor"], { env: pulseEnv(workDir) });
   const chunks: Buffer[] = [];
   const ends: { end: number; at: number }[] = [];
   let samples = 0;
@@ -178,69 +214,150 @@ function directTap(workDir: string): { onsets(): number[]; stop(): void } {
   };
 }
 
+/**
+ * PulseAudio's own view of its streams (`pactl list sink-inputs|source-outputs`): per stream,
+ * the audio buffered in the stream and in its device, in ms; Chromium's playback streams are the
+ * part of the latency in front of the recording's sink.
+ */
+async function pulseLatencies(workDir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const kind of ["sink-inputs", "source-outputs"]) {
+    // Not execFileSync: this process is the control plane too, and must go on relaying meanwhile.
+    const { stdout: text } = await execFileAsync("pactl", ["list", kind], { env: pulseEnv(workDir) });
+    for (const block of text.split(/\n(?=Sink Input #|Source Output #)/)) {
+      const name = /application\.name = "([^"]*)"/.exec(block)?.[1] ?? "?";
+      const media = /media\.name = "([^"]*)"/.exec(block)?.[1] ?? "?";
+      const buffer = Number(/Buffer Latency: (\d+) usec/.exec(block)?.[1] ?? Number.NaN) / 1000;
+      const device = Number(/(?:Sink|Source) Latency: (\d+) usec/.exec(block)?.[1] ?? Number.NaN) / 1000;
+      const index = /^(?:Sink Input|Source Output) #(\d+)/m.exec(block)?.[1] ?? "?";
+      if (Number.isFinite(buffer)) out[`${kind === "sink-inputs" ? "play" : "rec"} #${index} ${name}/${media}`] = `buffer ${buffer.toFixed(1)} ms + device ${device.toFixed(1)} ms`;
+    }
+  }
+  return out;
+}
+
+/**
+ * Latency from each burst's onset in the meeting, at each stage, per burst: the recording's sink
+ * (parec of this process at 5 ms, and at the tap's 20 ms), a 48 kHz stereo listener (the tap's
+ * format: framed without a resampler) and the 16 kHz mono one (through the resampler). The
+ * differences, per burst, are each stage's share.
+ */
 async function latency(s: Session): Promise<Record<string, unknown>> {
-  const rate = 16_000;
-  const r = await openListener(s, rate, 1);
-  const direct = directTap(s.workDir);
+  const l16 = await openListener(s, 16_000, 1);
+  const l48 = await openListener(s, 48_000, 2);
+  const direct5 = directTap(s.workDir, 5);
+  const direct20 = directTap(s.workDir, 20);
   const since = Date.now();
-  await sleep((BURSTS + 2) * (ON_MS + OFF_MS));
-  direct.stop();
-  const perFrame = (rate * 20) / 1000;
-  const heard = burstOnsets(channel(Buffer.concat(r.frames), 1), rate).map((x) => r.arrivals[Math.floor(x / perFrame)] ?? Number.NaN);
-  const atSink = direct.onsets();
-  const toListener: number[] = [];
-  const toSink: number[] = [];
+  const total = (BURSTS + 2) * (ON_MS + OFF_MS);
+  const media0 = s.meeting.state().media;
+  await sleep(total / 2);
+  const pulse = await pulseLatencies(s.workDir);
+  await sleep(total / 2);
+  const media1 = s.meeting.state().media;
+  direct5.stop();
+  direct20.stop();
+  const heardBy = (r: Received, rate: number, channels: number) => {
+    const perFrame = (rate * 20) / 1000;
+    return burstOnsets(channel(Buffer.concat(r.frames), channels), rate).map((x) => r.arrivals[Math.floor(x / perFrame)] ?? Number.NaN);
+  };
+  const arrivals = { rec_sink_5ms: direct5.onsets(), rec_sink_20ms: direct20.onsets(), listener_48k2: heardBy(l48, 48_000, 2), listener_16k1: heardBy(l16, 16_000, 1) };
+  const at: Record<keyof typeof arrivals, number[]> = { rec_sink_5ms: [], rec_sink_20ms: [], listener_48k2: [], listener_16k1: [] };
+  const shares: Record<string, number[]> = { tap_fragment_20ms: [], framing_ipc_pacer_ws: [], resampler: [] };
   let missed = 0;
-  for (const onset of s.meeting.state().toneOnsets.filter((o) => o >= since + 200 && o < Date.now() - 1500)) {
-    const l = heard.find((a) => a >= onset && a < onset + ON_MS + OFF_MS);
-    const d = atSink.find((a) => a >= onset && a < onset + ON_MS + OFF_MS);
-    if (l === undefined) missed++;
-    else toListener.push(l - onset);
-    if (d !== undefined) toSink.push(d - onset);
+  for (const onset of (await s.onsets()).filter((o) => o >= since + 200 && o < Date.now() - 1500)) {
+    const find = (xs: number[]) => xs.find((a) => a >= onset && a < onset + ON_MS + OFF_MS);
+    const got = Object.fromEntries(Object.entries(arrivals).map(([k, xs]) => [k, find(xs)])) as Record<keyof typeof arrivals, number | undefined>;
+    for (const [k, v] of Object.entries(got)) if (v !== undefined) at[k as keyof typeof arrivals].push(v - onset);
+    if (got.listener_16k1 === undefined) missed++;
+    const share = (name: string, a: number | undefined, b: number | undefined) => a !== undefined && b !== undefined && shares[name]?.push(a - b);
+    share("tap_fragment_20ms", got.rec_sink_20ms, got.rec_sink_5ms);
+    share("framing_ipc_pacer_ws", got.listener_48k2, got.rec_sink_20ms);
+    share("resampler", got.listener_16k1, got.listener_48k2);
   }
   // A token holds one of the session's 4 listener slots until it is revoked.
-  await s.api("DELETE", `/audio/${s.id}/listen/${r.token}`);
-  await r.closed;
-  return { to_listener: { ...stats(toListener), missed }, to_rec_sink: stats(toSink) };
+  for (const r of [l16, l48]) {
+    await s.api("DELETE", `/audio/${s.id}/listen/${r.token}`);
+    await r.closed;
+  }
+  return {
+    to_listener: { ...stats(at.listener_16k1), missed },
+    stages_from_onset: Object.fromEntries(Object.entries(at).map(([k, xs]) => [k, stats(xs)])),
+    stage_shares_per_burst: Object.fromEntries(Object.entries(shares).map(([k, xs]) => [k, stats(xs)])),
+    in_browser: browserDelays(media0, media1),
+    pulse,
+  };
+}
+
+/**
+ * The bot's browser's view over the window (its getStats(), reported by the fixture page every
+ * second): mean time in the WebRTC jitter buffer (and its target), and from there to the audio
+ * device's output, which includes Chromium's PulseAudio buffer.
+ */
+function browserDelays(a: MediaStats | null, b: MediaStats | null): Record<string, number | null> {
+  const mean = (sum: keyof MediaStats, count: keyof MediaStats) => {
+    const n = Number(b?.[count] ?? 0) - Number(a?.[count] ?? 0);
+    return n > 0 ? Number((((Number(b?.[sum] ?? 0) - Number(a?.[sum] ?? 0)) / n) * 1000).toFixed(1)) : null;
+  };
+  return {
+    jitter_buffer_ms: mean("audioJitterBufferDelay", "audioJitterBufferEmitted"),
+    jitter_buffer_target_ms: mean("audioJitterBufferTargetDelay", "audioJitterBufferEmitted"),
+    playout_to_device_ms: mean("audioPlayoutDelay", "audioPlayoutSamples"),
+  };
 }
 
 try {
   const loadStart = uptime();
-  const withMic = await startSession(true);
-  const latencyMic = await latency(withMic);
-  await withMic.stop();
-
-  const s = await startSession(false);
-  const latencyNoMic = await latency(s);
-  await sleep(1500);
-  const idle = await cpu(s.workDir);
-  const slots = async (formats: [number, number][]) => {
-    const opened = [];
-    for (const [sample_rate, channels] of formats) opened.push(await s.api("POST", `/audio/${s.id}/listen`, { sample_rate, channels, events: false }));
-    const stop = await consumers(opened.map((o) => String(o.listen_url)));
-    const figures = await cpu(s.workDir);
-    await stop();
-    for (const o of opened) await s.api("DELETE", `/audio/${s.id}/listen/${String(o.token)}`);
-    await sleep(1_500);
-    return figures;
-  };
-  const withOne = await slots([[16_000, 1]]);
-  const withFourSame = await slots([[16_000, 1], [16_000, 1], [16_000, 1], [16_000, 1]]);
-  const withFourMixed = await slots([[8000, 1], [16_000, 1], [24_000, 1], [48_000, 2]]);
-  const per = (withN: Record<string, number>, n: number) => Number((((withN.total ?? 0) - (idle.total ?? 0)) / n).toFixed(2));
+  const latencyMic: Record<string, unknown> = {};
+  const latencyNoMic: Record<string, unknown> = {};
+  for (const source of SOURCES) {
+    if (!MIC_MODES.includes("on")) break;
+    const withMic = await startSession(true, source);
+    latencyMic[`from_${source}`] = await latency(withMic);
+    await withMic.stop();
+  }
+  for (const source of SOURCES.filter((x) => x !== "page")) {
+    if (!MIC_MODES.includes("off")) break;
+    const s = await startSession(false, source);
+    latencyNoMic[`from_${source}`] = await latency(s);
+    await s.stop();
+  }
+  let cpuFigures: Record<string, unknown> | null = null;
+  if (MIC_MODES.includes("off") && SOURCES.includes("page")) {
+    const s = await startSession(false, "page");
+    latencyNoMic.from_page = await latency(s);
+    if (WITH_CPU) {
+      await sleep(1500);
+      const idle = await cpu(s.workDir);
+      const slots = async (formats: [number, number][]) => {
+        const opened = [];
+        for (const [sample_rate, channels] of formats) opened.push(await s.api("POST", `/audio/${s.id}/listen`, { sample_rate, channels, events: false }));
+        const stop = await consumers(opened.map((o) => String(o.listen_url)));
+        const figures = await cpu(s.workDir);
+        await stop();
+        for (const o of opened) await s.api("DELETE", `/audio/${s.id}/listen/${String(o.token)}`);
+        await sleep(1_500);
+        return figures;
+      };
+      const withOne = await slots([[16_000, 1]]);
+      const withFourSame = await slots([[16_000, 1], [16_000, 1], [16_000, 1], [16_000, 1]]);
+      const withFourMixed = await slots([[8000, 1], [16_000, 1], [24_000, 1], [48_000, 2]]);
+      const per = (withN: Record<string, number>, n: number) => Number((((withN.total ?? 0) - (idle.total ?? 0)) / n).toFixed(2));
+      cpuFigures = {
+        no_listener: idle,
+        one_16k_mono: withOne,
+        four_16k_mono: withFourSame,
+        four_mixed_8k1_16k1_24k1_48k2: withFourMixed,
+        per_listener: { one: per(withOne, 1), four_same: per(withFourSame, 4), four_mixed: per(withFourMixed, 4), target: 1 },
+      };
+    }
+    await s.stop();
+  }
 
   console.log(JSON.stringify({
     latency_ms: { target: { median: 150, p95: 250 }, mic_playback_off: latencyNoMic, mic_playback_on: latencyMic },
-    cpu_percent_of_core: {
-      no_listener: idle,
-      one_16k_mono: withOne,
-      four_16k_mono: withFourSame,
-      four_mixed_8k1_16k1_24k1_48k2: withFourMixed,
-      per_listener: { one: per(withOne, 1), four_same: per(withFourSame, 4), four_mixed: per(withFourMixed, 4), target: 1 },
-    },
+    cpu_percent_of_core: cpuFigures,
     load: { start: loadStart, end: uptime() },
   }, null, 2));
-  await s.stop();
 } finally {
   await fixture.close();
   rmSync(dir, { recursive: true, force: true });

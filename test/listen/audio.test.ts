@@ -17,7 +17,7 @@ import { findGaps, toneSpans } from "../helpers/audio/analysis.ts";
 import { channel as wavChannel, readWav } from "../helpers/audio/wav.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
 import { Cleanups } from "../mic/helpers.ts";
-import { channel, float, listen, sleep, toneHz, waitFor, type Json, type Received } from "./helpers.ts";
+import { channel, float, listen, openListener, sleep, toneHz, waitFor, type Json, type Listener, type Received } from "./helpers.ts";
 
 setFlagsFromString("--expose-gc");
 const collectGarbage = runInNewContext("gc") as () => void;
@@ -34,15 +34,7 @@ describe("live listening (real worker, sqlite)", { timeout: 600_000, concurrency
   let app: BotApp;
   let meeting: FixtureMeeting;
   let id = "";
-  const open = async (body: Json): Promise<Received & { token: string; url: string }> => {
-    const res = await app.request("POST", `/audio/${id}/listen`, { body });
-    assert.equal(res.status, 200, res.text);
-    const b = res.body as Json;
-    const r = listen(String(b.listen_url));
-    cleanups.context.after(() => r.ws.terminate());
-    await r.opened;
-    return { ...r, token: String(b.token), url: String(b.listen_url) };
-  };
+  const open = (body: Json): Promise<Listener> => openListener(app, id, body, cleanups.context);
   const revoke = async (r: { token: string }) => assert.equal((await app.request("DELETE", `/audio/${id}/listen/${r.token}`)).status, 200);
 
   before(async () => {
@@ -65,7 +57,7 @@ describe("live listening (real worker, sqlite)", { timeout: 600_000, concurrency
       { sample_rate: 24000, channels: 1 },
       { sample_rate: 48000, channels: 2 },
     ] as const;
-    const listeners: (Received & { token: string; url: string })[] = [];
+    const listeners: Listener[] = [];
     for (const f of formats) listeners.push(await open({ ...f }));
     // The first second holds the resamplers' start; then a 20 s window of each listener's audio.
     await waitFor("1 s at every listener", () => listeners.every((r) => r.frames.length >= 50));

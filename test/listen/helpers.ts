@@ -1,9 +1,12 @@
 /**
  * Shared parts of the live-listen suites: a WebSocket consumer that keeps every frame (with its
- * arrival time) and event, and measurements on received PCM: the tone's frequency from its zero
+ * arrival time) and event, opened through the public API or on a URL, and measurements on received PCM: the tone's frequency from its zero
  * crossings, the longest quiet run (a gap in what was heard), and the RMS.
  */
+import assert from "node:assert/strict";
+import type { TestContext } from "node:test";
 import { WebSocket } from "ws";
+import type { BotApp } from "../bot/fixtures/bot-app.ts";
 
 export type Json = Record<string, unknown>;
 
@@ -37,7 +40,10 @@ export function listen(url: string): Received {
   };
   ws.on("message", (data: Buffer, isBinary: boolean) => {
     if (isBinary) {
-      r.frames.push(data);
+      // A copy of its own: a frame ws hands over may be a view of a larger socket read, and kept
+      // frames must hold only their bytes (the memory checks count the process's ArrayBuffers).
+      const own = new Uint8Array(data);
+      r.frames.push(Buffer.from(own.buffer, own.byteOffset, own.byteLength));
       r.arrivals.push(performance.timeOrigin + performance.now());
       r.order.push("a");
     } else {
@@ -49,6 +55,22 @@ export function listen(url: string): Received {
   r.closed.catch(() => undefined);
   r.opened.catch(() => undefined);
   return r;
+}
+
+export type Listener = Received & { token: string; url: string };
+
+/**
+ * Opens a listener through the public API (`POST /audio/{id}/listen`, then its `listen_url`),
+ * terminated when `context` ends; resolves once the WebSocket is open.
+ */
+export async function openListener(app: BotApp, sessionId: string, body: Json, context: Pick<TestContext, "after">): Promise<Listener> {
+  const res = await app.request("POST", `/audio/${sessionId}/listen`, { body });
+  assert.equal(res.status, 200, res.text);
+  const b = res.body as Json;
+  const r = listen(String(b.listen_url));
+  context.after(() => r.ws.terminate());
+  await r.opened;
+  return { ...r, token: String(b.token), url: String(b.listen_url) };
 }
 
 /** Samples of channel `ch` of interleaved s16le. */

@@ -22,6 +22,19 @@ export const SCRIPT: ScriptedPerson[] = [
 /** The meeting runs this long after admission before the test stops the bot. */
 export const SCRIPT_SECONDS = 19;
 
+/**
+ * `script` with every mid-meeting moment (joins, leaves, turns) `seconds` later: the same meeting
+ * for a test that must be ready before anyone speaks (a live listener opens after the admission).
+ */
+export function delayScript(script: ScriptedPerson[], seconds: number): ScriptedPerson[] {
+  return script.map((p) => ({
+    ...p,
+    ...(p.joinAt !== undefined && p.joinAt > 0 ? { joinAt: p.joinAt + seconds } : {}),
+    ...(p.leaveAt !== undefined && p.leaveAt !== null ? { leaveAt: p.leaveAt + seconds } : {}),
+    ...(p.speak ? { speak: p.speak.map(([a, b]): [number, number] => [a + seconds, b + seconds]) } : {}),
+  }));
+}
+
 export interface FixtureLog {
   admittedAt: number | null;
   log: {
@@ -52,10 +65,12 @@ export async function fixtureLog(fixtureUrl: string, meetingId: string): Promise
 }
 
 /**
- * Checks `timeline` against the fixture's log. `until` (epoch ms): only what happened before it
- * is expected (a crash cuts the meeting short); turns running at that moment may end early.
+ * Checks `timeline` against the fixture's log of `script` (SCRIPT unless told). `until` (epoch
+ * ms): only what happened before it is expected (a crash cuts the meeting short); turns running
+ * at that moment may end early.
  */
-export function assertTimeline(timeline: Json, fixture: FixtureLog, options: { until?: number } = {}): void {
+export function assertTimeline(timeline: Json, fixture: FixtureLog, options: { until?: number; script?: ScriptedPerson[] } = {}): void {
+  const script = options.script ?? SCRIPT;
   const until = options.until ?? Number.POSITIVE_INFINITY;
   const origin = Date.parse(String(timeline.started_at));
   assert.ok(Number.isFinite(origin), `started_at ${String(timeline.started_at)}`);
@@ -71,7 +86,7 @@ export function assertTimeline(timeline: Json, fixture: FixtureLog, options: { u
   assert.equal(new Set(participants.map((p) => p.id)).size, participants.length, "ids are unique");
   assert.ok(!participants.some((p) => p.name.includes("@")), "an email-shaped tile id is never a name");
 
-  for (const p of SCRIPT) {
+  for (const p of script) {
     const joined = p.joinAt ?? 0;
     if (fixture.admittedAt !== null && fixture.admittedAt + joined * 1000 > until) continue;
     const found = byName.get(p.name);

@@ -78,6 +78,25 @@ test("turns: a gap under 300 ms does not split, a longer one does; edges from th
   assert.deepEqual(events, ["start p1 940", "end p1 1415"]);
 });
 
+test("turns: settled up to the earliest edge still to come (a start one sample back, an open turn's end)", () => {
+  const edges: string[] = [];
+  const tracker = new TurnTracker({ start: (k, _p, at) => edges.push(`start ${k} ${at}`), end: (k, at) => edges.push(`end ${k} ${at}`) });
+  const heard = (at: number) => new Map([["p1", { participantId: "p1", at }]]);
+  // Nobody speaks: a turn first seen in the next sample (after 1000) starts after 1000 - 150.
+  assert.equal(tracker.settledThrough(1000), 850);
+  tracker.update(1100, heard(1090));
+  tracker.update(1200, heard(1195));
+  // Open: it ends no earlier than where it was last heard (plus a frame).
+  assert.equal(tracker.settledThrough(1200), 1050);
+  tracker.update(1300, new Map());
+  tracker.update(1400, new Map());
+  assert.equal(tracker.settledThrough(1400), 1215);
+  tracker.update(1500, new Map());
+  assert.deepEqual(edges, ["start p1 1040", "end p1 1215"]);
+  // Every edge found so far lies before what is settled now; none can come before it.
+  assert.equal(tracker.settledThrough(1500), 1350);
+});
+
 test("timeline: offsets from the final origin, overlap on both, null speakers kept, crash and live views", () => {
   const o = 1_700_000_000_000;
   const records: TimelineRecord[] = [

@@ -47,6 +47,12 @@ export interface SpeechEvent {
 export interface ObserverEvents {
   participant: [ParticipantEvent];
   speech: [SpeechEvent];
+  /**
+   * Epoch ms before which every speech and participant event has been emitted: the turn edges
+   * are found up to a debounce after the fact, so a consumer that wants the events in the order
+   * they happened holds them until then. Infinity once the observer has stopped.
+   */
+  settled: [number];
 }
 
 export interface Clock {
@@ -143,6 +149,7 @@ export class MeetingObserver extends EventEmitter<ObserverEvents> {
     this.#stopped = true;
     this.#tracker.closeAll();
     this.journal.append({ type: "alive", at: Date.now() });
+    this.emit("settled", Number.POSITIVE_INFINITY);
   }
 
   /** Offset 0 as it is in the stored file (after the trim), then the journal is closed. */
@@ -210,6 +217,7 @@ export class MeetingObserver extends EventEmitter<ObserverEvents> {
       if (sample.t < admittedAt) continue;
       this.#tracker.update(sample.t, fusion.speakers(sample));
     }
+    this.emit("settled", this.#tracker.settledThrough(drained.now));
     this.journal.append({ type: "alive", at: drained.now });
     if (drained.now - this.#lastSync >= SYNC_MS) {
       this.#lastSync = drained.now;

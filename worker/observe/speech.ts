@@ -50,6 +50,17 @@ export class TurnTracker {
     }
   }
 
+  /**
+   * After the samples up to `now`: every turn edge before the instant returned has been passed to
+   * the sink. A turn not yet seen starts at its first sample less START_EDGE_MS (a sample comes
+   * every SAMPLE_MS); an open one ends after where it was last heard.
+   */
+  settledThrough(now: number): number {
+    let through = now - SAMPLE_MS - START_EDGE_MS;
+    for (const open of this.#open.values()) through = Math.min(through, open.last + FRAME_MS);
+    return through;
+  }
+
   /** Ends every open turn where it was last heard (the call is over, or the observer stops). */
   closeAll(): void {
     for (const [key, open] of this.#open) this.sink.end(key, open.last + FRAME_MS);
