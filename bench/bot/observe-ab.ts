@@ -13,7 +13,7 @@ import { startServer, type RunningServer } from "../../control/server.ts";
 import { createLogger } from "../../shared/log/logger.ts";
 import type { ScriptedPerson } from "../../test/fixture/teams/participants.ts";
 import type { startTeamsFixture } from "../../test/fixture/teams/server.ts";
-import { cpuByKind, machine, mean } from "./measure.ts";
+import { cpuByKind, machine, mean, percentile } from "./measure.ts";
 
 type Json = Record<string, unknown>;
 type Fixture = Awaited<ReturnType<typeof startTeamsFixture>>;
@@ -98,4 +98,6 @@ export async function observationCost(observed: ObserveTarget, unobserved: Obser
   const meanOf = (side: Map<string, number>[], kind: string) => mean(side.map((k) => k.get(kind) ?? 0));
   for (const kind of kinds) console.log(`  ${kind.padEnd(24)} observing ${meanOf(onKinds, kind).toFixed(2).padStart(6)}  not ${meanOf(offKinds, kind).toFixed(2).padStart(6)}  diff ${(meanOf(onKinds, kind) - meanOf(offKinds, kind)).toFixed(2).padStart(6)} % of a core`);
   console.log(`observation cost per bot (mean observing − not): ${(mean(on ?? []) - mean(off ?? [])).toFixed(2)} % of a core; ${machine()}`);
+  // One bot slowed by a neighbour's burst moves a mean of three by a third of its excess: the medians resist it.
+  console.log(`  median observing − median not: ${(percentile(on ?? [], 50) - percentile(off ?? [], 50)).toFixed(2)} % of a core; per bot observing ${(on ?? []).map((v) => v.toFixed(2)).join(" ")}, not ${(off ?? []).map((v) => v.toFixed(2)).join(" ")}`);
 }
