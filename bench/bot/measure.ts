@@ -46,6 +46,42 @@ export async function cpuPercent(marker: string, seconds: number): Promise<numbe
   return (ticks / CLK_TCK / ((performance.now() - t0) / 1000)) * 100;
 }
 
+/** The kind of a process of a worker's tree, for splitting its CPU: Chromium's by `--type=`. */
+export function processKind(cmdline: string): string {
+  const type = /--type=(\S+)/.exec(cmdline)?.[1];
+  if (type === "utility") return `utility:${/--utility-sub-type=(?:\S*\.)?(\w+)\.mojom/.exec(cmdline)?.[1] ?? /--utility-sub-type=(\S+)/.exec(cmdline)?.[1] ?? "?"}`;
+  if (type) return type;
+  if (/chrom/i.test(cmdline.split(" ")[0] ?? "")) return "browser";
+  if (/ffmpeg/.test(cmdline)) return "ffmpeg";
+  if (/pulseaudio/.test(cmdline)) return "pulseaudio";
+  if (/node/.test(cmdline.split(" ")[0] ?? "")) return "worker";
+  return "other";
+}
+
+/** Like cpuPercent, split by processKind: % of one core per kind, and the total under "all". */
+export async function cpuByKind(marker: string, seconds: number): Promise<Map<string, number>> {
+  const kinds = async () => {
+    const all = await listProcesses();
+    const groups = new Set(all.filter((p) => p.cmdline.includes(marker)).map((p) => p.pgid));
+    return new Map(all.filter((p) => groups.has(p.pgid) || p.cmdline.includes(marker)).map((p) => [p.pid, processKind(p.cmdline)]));
+  };
+  const k0 = await kinds();
+  const before = await cpuTicks([...k0.keys()]);
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const k1 = await kinds();
+  const after = await cpuTicks([...k1.keys()]);
+  const elapsed = (performance.now() - t0) / 1000;
+  const out = new Map<string, number>([["all", 0]]);
+  for (const [pid, t] of after) {
+    const share = ((t - (before.get(pid) ?? 0)) / CLK_TCK / elapsed) * 100;
+    const kind = k1.get(pid) ?? "other";
+    out.set(kind, (out.get(kind) ?? 0) + share);
+    out.set("all", (out.get("all") ?? 0) + share);
+  }
+  return out;
+}
+
 /**
  * PSS of a tree in MB. Reading smaps_rollup holds each process's mmap lock and can stall
  * Chromium's audio for 100-300 ms (worker/browser/launch.ts): callers read it once, near the end,

@@ -13,7 +13,7 @@ import { startServer, type RunningServer } from "../../control/server.ts";
 import { createLogger } from "../../shared/log/logger.ts";
 import type { ScriptedPerson } from "../../test/fixture/teams/participants.ts";
 import type { startTeamsFixture } from "../../test/fixture/teams/server.ts";
-import { cpuPercent, machine, mean } from "./measure.ts";
+import { cpuByKind, machine, mean, percentile } from "./measure.ts";
 
 type Json = Record<string, unknown>;
 type Fixture = Awaited<ReturnType<typeof startTeamsFixture>>;
@@ -54,14 +54,14 @@ async function waitStatus(target: ObserveTarget, id: string, wanted: string): Pr
   }
 }
 
-/** One bot: joined, recording, CPU of its tree over the middle half of `seconds`, stopped. */
-async function cpuOfBot(target: ObserveTarget, fixture: Fixture, n: number, seconds: number): Promise<number> {
+/** One bot: joined, recording, CPU of its tree (by process kind, "all" the sum) over the middle half of `seconds`, stopped. */
+async function cpuOfBot(target: ObserveTarget, fixture: Fixture, n: number, seconds: number): Promise<Map<string, number>> {
   const meeting = fixture.createMeeting({ lobby: false, people: talkingPeople(seconds) });
   const joined = await api(target, "POST", "/join", { meeting_url: meeting.joinUrl, display_name: `Observe ${n}` });
   const id = String((joined.session as Json).session_id);
   await waitStatus(target, id, "recording");
   await sleep((seconds * 1000) / 4);
-  const cpu = await cpuPercent(sessionPaths(target.recordingsDir, id, "wav").sessionDir, seconds / 2);
+  const cpu = await cpuByKind(sessionPaths(target.recordingsDir, id, "wav").sessionDir, seconds / 2);
   await api(target, "POST", `/stop/${id}`);
   return cpu;
 }
@@ -87,11 +87,17 @@ export async function observationCost(observed: ObserveTarget, unobserved: Obser
     Promise.allSettled(Array.from({ length: pairs }, (_, i) => cpuOfBot(observed, fixture, 200 + i, seconds))),
     Promise.allSettled(Array.from({ length: pairs }, (_, i) => cpuOfBot(unobserved, fixture, 300 + i, seconds))),
   ]);
-  const [on, off] = sides.map((results) => results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : [])));
+  const [onKinds = [], offKinds = []] = sides.map((results) => results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : [])));
+  const [on, off] = [onKinds, offKinds].map((side) => side.map((k) => k.get("all") ?? 0));
   for (const [name, results] of [["observing", sides[0]], ["not observing", sides[1]]] as const) {
     for (const r of results) if (r.status === "rejected") console.log(`  ${name}: a bot failed: ${String(r.reason)}`);
   }
   console.log(`  observing:     CPU mean ${mean(on ?? []).toFixed(2)} % of a core (per bot ${spread(on ?? [])}, n=${on?.length ?? 0})`);
   console.log(`  not observing: CPU mean ${mean(off ?? []).toFixed(2)} % of a core (per bot ${spread(off ?? [])}, n=${off?.length ?? 0})`);
+  const kinds = [...new Set([...onKinds, ...offKinds].flatMap((k) => [...k.keys()]))].filter((k) => k !== "all").sort();
+  const meanOf = (side: Map<string, number>[], kind: string) => mean(side.map((k) => k.get(kind) ?? 0));
+  for (const kind of kinds) console.log(`  ${kind.padEnd(24)} observing ${meanOf(onKinds, kind).toFixed(2).padStart(6)}  not ${meanOf(offKinds, kind).toFixed(2).padStart(6)}  diff ${(meanOf(onKinds, kind) - meanOf(offKinds, kind)).toFixed(2).padStart(6)} % of a core`);
   console.log(`observation cost per bot (mean observing − not): ${(mean(on ?? []) - mean(off ?? [])).toFixed(2)} % of a core; ${machine()}`);
+  // One bot slowed by a neighbour's burst moves a mean of three by a third of its excess: the medians resist it.
+  console.log(`  median observing − median not: ${(percentile(on ?? [], 50) - percentile(off ?? [], 50)).toFixed(2)} % of a core; per bot observing ${(on ?? []).map((v) => v.toFixed(2)).join(" ")}, not ${(off ?? []).map((v) => v.toFixed(2)).join(" ")}`);
 }

@@ -5,7 +5,7 @@
  * whatever else in the worker wants them (the live audio out of issue #18).
  */
 import { EventEmitter } from "node:events";
-import type { Page, WebSocket as PwWebSocket } from "playwright-core";
+import type { CDPSession, Page, Response, WebSocket as PwWebSocket } from "playwright-core";
 import type { Logger } from "../../shared/log/logger.ts";
 import { openTimelineJournal, type TimelineJournal } from "../../shared/timeline/index.ts";
 import { SpeechFusion } from "./fusion.ts";
@@ -25,6 +25,15 @@ const SYNC_MS = 2_000;
 const STOP_DRAIN_MS = 2_000;
 /** HTTP answers worth reading for a roster snapshot (the people there before the bot). */
 const ROSTER_URL = /roster/i;
+/**
+ * How long after the admission HTTP answers are watched for that snapshot. Teams fetches it as
+ * the bot comes in; later changes come as rosterUpdate frames on the WebSocket (always watched)
+ * and show in the call object and the DOM. Watching answers costs the worker every response of
+ * the page (Playwright builds request and response objects for each once anyone listens), which
+ * was most of the observation's CPU in the steady state (bench/bot/observe-ab.ts).
+ */
+const ROSTER_SNAPSHOT_MS = 15_000;
+const DRAIN_EXPRESSION = `window.${OBSERVER_GLOBAL} ? window.${OBSERVER_GLOBAL}.drain() : null`;
 
 export interface ParticipantEvent {
   change: ParticipantChange;
@@ -73,6 +82,8 @@ export class MeetingObserver extends EventEmitter<ObserverEvents> {
   #lastSync = 0;
   #draining: Promise<void> | null = null;
   #stopped = false;
+  #cdp: Promise<CDPSession> | null = null;
+  #onResponse: ((response: Response) => void) | null = null;
 
   private constructor(
     private readonly page: Page,
@@ -102,13 +113,14 @@ export class MeetingObserver extends EventEmitter<ObserverEvents> {
     const observer = new MeetingObserver(options.page, journal, options.selfName, options.logger.child({ component: "observe" }));
     await options.page.context().addInitScript(PAGE_SCRIPT);
     options.page.on("websocket", (ws) => observer.#watchSocket(ws));
-    options.page.on("response", (response) => {
+    observer.#onResponse = (response) => {
       if (!ROSTER_URL.test(response.url()) || !/json/i.test(response.headers()["content-type"] ?? "")) return;
       void response.json().then(
         (body: unknown) => observer.#roster(rosterFromBody(body), "snapshot"),
         () => undefined,
       );
-    });
+    };
+    options.page.on("response", observer.#onResponse);
     return observer;
   }
 
@@ -133,6 +145,12 @@ export class MeetingObserver extends EventEmitter<ObserverEvents> {
     if (pending.length > 0) this.#registry.roster(pending, clock.admittedAt);
     this.#timer = setInterval(() => void this.#drainOnce(), DRAIN_MS);
     this.#timer.unref();
+    setTimeout(() => this.#unwatchResponses(), ROSTER_SNAPSHOT_MS).unref();
+  }
+
+  #unwatchResponses(): void {
+    if (this.#onResponse) this.page.off("response", this.#onResponse);
+    this.#onResponse = null;
   }
 
   /**
@@ -147,6 +165,10 @@ export class MeetingObserver extends EventEmitter<ObserverEvents> {
     await bounded(this.#draining);
     if (this.#clock && !this.page.isClosed()) await bounded(this.#drainOnce());
     this.#stopped = true;
+    this.#unwatchResponses();
+    const cdp = this.#cdp;
+    this.#cdp = null;
+    void cdp?.then((session) => session.detach()).catch(() => undefined);
     this.#tracker.closeAll();
     this.journal.append({ type: "alive", at: Date.now() });
     this.emit("settled", Number.POSITIVE_INFINITY);
@@ -197,21 +219,41 @@ export class MeetingObserver extends EventEmitter<ObserverEvents> {
     return this.#draining;
   }
 
+  /**
+   * One `drain()` in the page, straight over CDP: Runtime.evaluate of the page's JSON string
+   * costs a fraction of `page.evaluate` (no utility script walking the value in the page, no
+   * protocol objects in the worker). Null when the page cannot answer (navigating, closing: the
+   * next round tries again).
+   */
+  async #evaluateDrain(): Promise<PageDrain | null> {
+    try {
+      this.#cdp ??= this.page.context().newCDPSession(this.page);
+      const cdp = await this.#cdp;
+      const answer = (await cdp.send("Runtime.evaluate", { expression: DRAIN_EXPRESSION, returnByValue: true })) as { result?: { value?: unknown } };
+      const value = answer.result?.value;
+      return typeof value === "string" ? (JSON.parse(value) as PageDrain) : null;
+    } catch {
+      // A session that failed or lost its target is replaced on the next round.
+      const failed = this.#cdp;
+      this.#cdp = null;
+      void failed?.then((session) => session.detach()).catch(() => undefined);
+      return null;
+    }
+  }
+
   async #drain(): Promise<void> {
     const registry = this.#registry;
     const fusion = this.#fusion;
     if (!registry || !fusion || this.#stopped || this.page.isClosed()) return;
-    let drained: PageDrain | null;
-    try {
-      drained = (await this.page.evaluate(`window.${OBSERVER_GLOBAL} ? window.${OBSERVER_GLOBAL}.drain() : null`)) as PageDrain | null;
-    } catch {
-      return; // navigating or closing: the next round tries again
-    }
+    const drained = await this.#evaluateDrain();
     if (!drained || this.#stopped) return;
     const admittedAt = this.#clock?.admittedAt ?? 0;
-    if (drained.call) registry.call(drained.call, drained.now);
-    registry.people(drained.people, drained.now);
-    registry.tiles(drained.tiles, drained.now);
+    // Absent: the same as the last drain's, which the registry already holds.
+    if (drained.view) {
+      if (drained.view.call) registry.call(drained.view.call, drained.now);
+      registry.people(drained.view.people, drained.now);
+      registry.tiles(drained.view.tiles, drained.now);
+    }
     for (const d of drained.dsh) fusion.dominant(d.t, d.history);
     for (const sample of drained.samples) {
       if (sample.t < admittedAt) continue;

@@ -10,17 +10,29 @@
  *     last value needs no assumption about the clock the browser uses for it;
  *   - `heard`: for those sources, when their latest frame was played (epoch ms), which stays
  *     exact when a busy page runs the sampler late;
- *   - `level`: the loudest synchronization source's audioLevel (the mix itself), null if unknown;
+ *   - `level`: the loudest synchronization source's audioLevel (the mix itself), null if unknown
+ *     or once the mix has carried a CSRC;
  *   - `tiles`: names of the video tiles whose voice-level outline shows speech.
  * It also collects `dsh` (dominant speaker history) messages from any data channel, and on each
  * `drain()` reads the call object, the People pane rows and the tiles' names.
+ *
+ * Cheap by design (issue #17: under 1% of a core per bot for the whole observation): once the mix
+ * has carried a CSRC, the sampler reads only the contributing sources (the level and the tiles'
+ * styles serve only a mix without them, fusion.ts); `drain()` answers one JSON string (a string
+ * crosses CDP as it is, with no object walk on either side), and leaves out `view` (call object,
+ * People pane, tiles) when it is what the last drain sent, sending it whole every VIEW_EVERY drains
+ * all the same so that a drain lost on the way costs nothing for long.
  */
 export const OBSERVER_GLOBAL = "__toaObserver";
 
 export const PAGE_SCRIPT = `(() => {
   if (window.${OBSERVER_GLOBAL}) return;
   const MAX = 3000;
+  const VIEW_EVERY = 10;
   const receivers = [];
+  let csrcHeard = false;
+  let lastView = null;
+  let drains = 0;
   const samples = [];
   const dsh = [];
   const lastTs = new Map();
@@ -84,7 +96,10 @@ export const PAGE_SCRIPT = `(() => {
     for (const r of main.length > 0 ? main : live) {
       let ss = [];
       let cs = [];
-      try { ss = r.receiver.getSynchronizationSources(); cs = r.receiver.getContributingSources(); } catch {}
+      try {
+        cs = r.receiver.getContributingSources();
+        if (!csrcHeard) ss = r.receiver.getSynchronizationSources();
+      } catch {}
       for (const s of ss) if (typeof s.audioLevel === "number") level = Math.max(level === null ? 0 : level, s.audioLevel);
       for (const c of cs) {
         const prev = lastTs.get(c.source);
@@ -98,7 +113,9 @@ export const PAGE_SCRIPT = `(() => {
         }
       }
     }
-    // Once the mix carries CSRCs the tiles' markers are not used (fusion.ts): skip the style reads.
+    // Once the mix carries CSRCs the tiles' markers and the level are not used (fusion.ts): skip
+    // the style reads.
+    if (active.size > 0) csrcHeard = true;
     const talking = [];
     if (lastTs.size === 0) for (const tile of tiles()) if (speaking(tile)) talking.push(tileName(tile));
     push(samples, { t: now, csrc: Array.from(active), heard, level, tiles: talking });
@@ -141,14 +158,11 @@ export const PAGE_SCRIPT = `(() => {
   };
   window.${OBSERVER_GLOBAL} = {
     drain() {
-      return {
-        samples: samples.splice(0),
-        dsh: dsh.splice(0),
-        call: callObject(),
-        people: people(),
-        tiles: tiles().map(tileName),
-        now: Date.now(),
-      };
+      const view = JSON.stringify({ call: callObject(), people: people(), tiles: tiles().map(tileName) });
+      drains += 1;
+      const fresh = view !== lastView || drains % VIEW_EVERY === 0;
+      lastView = view;
+      return '{"samples":' + JSON.stringify(samples.splice(0)) + ',"dsh":' + JSON.stringify(dsh.splice(0)) + ',"now":' + Date.now() + (fresh ? ',"view":' + view : "") + "}";
     },
     emailShaped: (s) => EMAIL.test(s),
   };
@@ -171,11 +185,16 @@ export interface PageCallObject {
   callerMri: string | null;
   participants: { id: string; displayName: string | null; role: unknown; sources: number[] }[];
 }
-export interface PageDrain {
-  samples: PageSample[];
-  dsh: { t: number; history: number[] }[];
+/** What the page shows of who is there; absent from a drain when unchanged since the last one. */
+export interface PageView {
   call: PageCallObject | null;
   people: string[] | null;
   tiles: PageTile[];
+}
+/** `drain()` answers this as a JSON string. */
+export interface PageDrain {
+  samples: PageSample[];
+  dsh: { t: number; history: number[] }[];
   now: number;
+  view?: PageView;
 }
