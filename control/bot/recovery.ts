@@ -95,11 +95,13 @@ export async function recoverSessions(deps: FinalizeDeps & { repo: SessionRepo; 
         sessionId: session.session_id,
         reference: session.reference,
         format: session.format,
-        status: ended && summary.lastStatus ? summary.lastStatus : "interrupted",
+        // An end the takeover already announced stands, even when the orphaned worker managed to
+        // journal an end of its own (it saw its control plane die) before it was killed.
+        status: !lost && ended && summary.lastStatus ? summary.lastStatus : "interrupted",
         previous,
-        endReason: ended ? (summary.endReason ?? "interrupted") : lost ? "instance_lost" : "interrupted",
-        errorMessage: ended ? summary.errorMessage : null,
-        errorCode: ended ? (errorCodeSchema.safeParse(summary.errorCode).data ?? null) : null,
+        endReason: lost ? "instance_lost" : ended ? (summary.endReason ?? "interrupted") : "interrupted",
+        errorMessage: ended && !lost ? summary.errorMessage : null,
+        errorCode: ended && !lost ? (errorCodeSchema.safeParse(summary.errorCode).data ?? null) : null,
         evidenceDir: evidenceDirOf(deps.recordingsDir, session.session_id),
         automaticLeave: row ? automaticLeaveOf(row) : null,
         recordingPath: session.record ? summary.recordingPath : null,
