@@ -24,7 +24,7 @@ BUILDAH := buildah --storage-driver vfs
 BUILD_CA ?= /etc/ssl/certs/ca-certificates.crt
 comma := ,
 
-.PHONY: help deps generate build image image-test run demo test test-only lint typecheck bench bench-auth bench-bot bench-mic bench-cluster bench-listen db-diff clean
+.PHONY: help deps generate build image image-packages image-test unit-test run demo test test-only lint typecheck bench bench-auth bench-bot bench-mic bench-cluster bench-listen db-diff clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -62,8 +62,15 @@ image: ## The container image (IMAGE=localhost/toamaisutaa:latest) from deploy/D
 	  $(if $(wildcard $(BUILD_CA)),--secret id=build_ca$(comma)src=$(BUILD_CA)) \
 	  --build-arg BASE=$$base -f deploy/Dockerfile -t $(IMAGE) .
 
+image-packages: ## Check that the image's Debian packages (and Node) exist for amd64 and arm64 in bookworm (apt --simulate)
+	deploy/check-packages.sh
+
 image-test: deps ## Start the image (buildah run): health, readiness, non-root, a bot recording the fixture's tone
 	IMAGE=$(IMAGE) $(NODE) --test --test-timeout=900000 test/image/container.release.ts
+
+unit-test: deps ## Boot systemd (systemd-nspawn) with deploy/toamaisutaa.service installed: hardening in force, a bot recording, a clean stop (after `make build`)
+	@command -v systemd-nspawn >/dev/null || (apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q systemd-container >/dev/null)
+	$(NODE) --test --test-timeout=900000 test/deploy/systemd-unit.release.ts
 
 run: deps ## Run the service on :8000 (creates data/config.json on first run)
 	@$(NODE) scripts/dev-config.ts
