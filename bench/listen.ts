@@ -31,7 +31,6 @@
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,6 +41,7 @@ import { parseConfig } from "../control/config/index.ts";
 import { startServer } from "../control/server.ts";
 import { createLogger } from "../shared/log/logger.ts";
 import { listProcesses } from "../shared/process/group.ts";
+import { sumCpuTicks } from "../shared/process/proc-stat.ts";
 import type { MediaStats } from "../test/fixture/teams/meetings.ts";
 import { startTeamsFixture } from "../test/fixture/teams/server.ts";
 import { holdMediaLock } from "../test/harness/media-lock.ts";
@@ -64,16 +64,6 @@ const OFF_MS = 700;
 await holdMediaLock();
 const dir = mkdtempSync(join(tmpdir(), "bench-listen-"));
 const fixture = await startTeamsFixture();
-
-async function ticksOf(pids: number[]): Promise<number> {
-  let ticks = 0;
-  for (const pid of pids) {
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    ticks += Number(f[11] ?? 0) + Number(f[12] ?? 0);
-  }
-  return ticks;
-}
 
 async function groups(workDir: string): Promise<Record<string, number[]>> {
   const all = await listProcesses();
@@ -105,14 +95,14 @@ async function consumers(urls: string[]): Promise<() => Promise<void>> {
 
 async function cpu(workDir: string): Promise<Record<string, number>> {
   const g = await groups(workDir);
-  const before = Object.fromEntries(await Promise.all(Object.entries(g).map(async ([k, pids]) => [k, await ticksOf(pids)] as const)));
+  const before = Object.fromEntries(await Promise.all(Object.entries(g).map(async ([k, pids]) => [k, await sumCpuTicks(pids)] as const)));
   const t0 = performance.now();
   await sleep(CPU_SECONDS * 1000);
   const ms = performance.now() - t0;
   const out: Record<string, number> = {};
   let total = 0;
   for (const [k, pids] of Object.entries(g)) {
-    const pct = (((await ticksOf(pids)) - (before[k] ?? 0)) / CLK_TCK / (ms / 1000)) * 100;
+    const pct = (((await sumCpuTicks(pids)) - (before[k] ?? 0)) / CLK_TCK / (ms / 1000)) * 100;
     out[k] = Number(pct.toFixed(2));
     if (k !== "consumers") total += pct;
   }

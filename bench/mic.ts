@@ -26,7 +26,6 @@
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -36,6 +35,7 @@ import { parseConfig } from "../control/config/index.ts";
 import { startServer } from "../control/server.ts";
 import { createLogger } from "../shared/log/logger.ts";
 import { listProcesses } from "../shared/process/group.ts";
+import { sumCpuTicks } from "../shared/process/proc-stat.ts";
 import { startTeamsFixture } from "../test/fixture/teams/server.ts";
 
 const BURSTS = Number(process.env.BENCH_BURSTS ?? 8);
@@ -73,17 +73,6 @@ function pcm(tone: boolean, offset: number, samples: number): Buffer {
   return buf;
 }
 
-/** CPU ticks (user + system) of `pids`. */
-async function ticksOf(pids: number[]): Promise<number> {
-  let ticks = 0;
-  for (const pid of pids) {
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    ticks += Number(f[11] ?? 0) + Number(f[12] ?? 0);
-  }
-  return ticks;
-}
-
 /** This session's worker (forked with its work dir in argv) and the stream's ffmpeg (its child). */
 async function sessionPids(workDir: string): Promise<{ worker: number[]; ffmpeg: number[] }> {
   const all = await listProcesses();
@@ -113,9 +102,9 @@ try {
   for (let i = 0; i < 300 && !meeting.state().micLevels.some((l) => l.at > nsOffAt + 200); i++) await sleep(100);
   const workDir = sessionPaths(join(dir, "recordings"), id, "wav").workDir;
   const idle = await sessionPids(workDir);
-  const idle0 = { ticks: await ticksOf(idle.worker), at: performance.now() };
+  const idle0 = { ticks: await sumCpuTicks(idle.worker), at: performance.now() };
   await sleep(3000);
-  const idleRate = (await ticksOf(idle.worker)) - idle0.ticks;
+  const idleRate = (await sumCpuTicks(idle.worker)) - idle0.ticks;
   const idleMs = performance.now() - idle0.at;
 
   const opened = Date.now();
@@ -153,7 +142,7 @@ try {
   let insideSamples = 0;
   const misses: unknown[] = [];
   const pids = await sessionPids(workDir);
-  const cpu0 = { ffmpeg: await ticksOf(pids.ffmpeg), worker: await ticksOf(pids.worker), at: performance.now() };
+  const cpu0 = { ffmpeg: await sumCpuTicks(pids.ffmpeg), worker: await sumCpuTicks(pids.worker), at: performance.now() };
   for (let b = 0; b < BURSTS; b++) {
     const at = await push(ms(TONE_MS), true);
     await push(ms(GAP_MS) + PHASE_STEP_SAMPLES, false);
@@ -177,7 +166,7 @@ try {
   }
   clearInterval(watch);
   const cpuMs = performance.now() - cpu0.at;
-  const cpu1 = { ffmpeg: await ticksOf(pids.ffmpeg), worker: await ticksOf(pids.worker) };
+  const cpu1 = { ffmpeg: await sumCpuTicks(pids.ffmpeg), worker: await sumCpuTicks(pids.worker) };
   if (process.env.BENCH_PACTL) {
     const env = { ...process.env, PULSE_SERVER: `unix:${workDir}/run/native`, HOME: `${workDir}/home`, PULSE_COOKIE: `${workDir}/home/pulse-cookie` };
     for (const what of ["sink-inputs", "source-outputs", "sources", "sinks"]) console.log(execFileSync("pactl", ["list", what], { env }).toString().split("\n").filter((l) => /Latency|Buffer|Sink|Source|name|Driver/.test(l)).join("\n"));

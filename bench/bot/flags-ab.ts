@@ -15,8 +15,8 @@ import { startPulse } from "../../worker/audio/pulse.ts";
 import { launchBrowser } from "../../worker/browser/launch.ts";
 import { joinMeeting } from "../../worker/teams/index.ts";
 import { startTeamsFixture } from "../../test/fixture/teams/server.ts";
-import { readFile } from "node:fs/promises";
 import { listProcesses } from "../../shared/process/group.ts";
+import { TICKS_PER_SECOND, cpuTicks } from "../../shared/process/proc-stat.ts";
 import { pssBytes } from "../../worker/browser/processes.ts";
 import { cpuPercent, machine, mean, pssMb, treePids } from "./measure.ts";
 
@@ -45,9 +45,7 @@ async function detail(dir: string): Promise<string> {
   for (const p of await listProcesses()) {
     if (!pids.has(p.pid)) continue;
     const kind = /--utility-sub-type=(\S+)/.exec(p.cmdline)?.[1] ?? /--type=(\S+)/.exec(p.cmdline)?.[1] ?? p.cmdline.split(" ")[0];
-    const stat = await readFile(`/proc/${p.pid}/stat`, "utf8").catch(() => "");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const cpuS = (Number(f[11]) + Number(f[12])) / 100;
+    const cpuS = ((await cpuTicks(p.pid)) ?? 0) / TICKS_PER_SECOND;
     lines.push(`  ${kind?.padEnd(40)} cpu ${cpuS.toFixed(2)} s  pss ${((await pssBytes([p.pid])) / 2 ** 20).toFixed(0)} MB`);
   }
   return lines.join("\n");

@@ -1,8 +1,8 @@
 /** What `make bench-bot` measures of a worker's process tree, and how it summarises figures. */
-import { readFile } from "node:fs/promises";
 import { cpus, totalmem } from "node:os";
 import { execFileSync } from "node:child_process";
 import { listProcesses } from "../../shared/process/group.ts";
+import { cpuTicks } from "../../shared/process/proc-stat.ts";
 import { pssBytes } from "../../worker/browser/processes.ts";
 
 /** Linux reports CPU time in clock ticks of 1/100 s (sysconf(_SC_CLK_TCK) on every common arch). */
@@ -18,16 +18,11 @@ export async function treePids(marker: string): Promise<number[]> {
   return all.filter((p) => groups.has(p.pgid) || p.cmdline.includes(marker)).map((p) => p.pid);
 }
 
-async function cpuTicks(pids: number[]): Promise<Map<number, number>> {
+async function ticksByPid(pids: number[]): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   for (const pid of pids) {
-    try {
-      const stat = await readFile(`/proc/${pid}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      out.set(pid, Number(f[11]) + Number(f[12]));
-    } catch {
-      // exited
-    }
+    const ticks = await cpuTicks(pid);
+    if (ticks !== undefined) out.set(pid, ticks);
   }
   return out;
 }
@@ -37,10 +32,10 @@ async function cpuTicks(pids: number[]): Promise<Map<number, number>> {
  * plus those of processes that appeared meanwhile (from 0).
  */
 export async function cpuPercent(marker: string, seconds: number): Promise<number> {
-  const before = await cpuTicks(await treePids(marker));
+  const before = await ticksByPid(await treePids(marker));
   const t0 = performance.now();
   await new Promise((r) => setTimeout(r, seconds * 1000));
-  const after = await cpuTicks(await treePids(marker));
+  const after = await ticksByPid(await treePids(marker));
   let ticks = 0;
   for (const [pid, t] of after) ticks += t - (before.get(pid) ?? 0);
   return (ticks / CLK_TCK / ((performance.now() - t0) / 1000)) * 100;
@@ -66,11 +61,11 @@ export async function cpuByKind(marker: string, seconds: number): Promise<Map<st
     return new Map(all.filter((p) => groups.has(p.pgid) || p.cmdline.includes(marker)).map((p) => [p.pid, processKind(p.cmdline)]));
   };
   const k0 = await kinds();
-  const before = await cpuTicks([...k0.keys()]);
+  const before = await ticksByPid([...k0.keys()]);
   const t0 = performance.now();
   await new Promise((r) => setTimeout(r, seconds * 1000));
   const k1 = await kinds();
-  const after = await cpuTicks([...k1.keys()]);
+  const after = await ticksByPid([...k1.keys()]);
   const elapsed = (performance.now() - t0) / 1000;
   const out = new Map<string, number>([["all", 0]]);
   for (const [pid, t] of after) {

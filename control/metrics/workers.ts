@@ -7,10 +7,9 @@
  */
 import { readFile } from "node:fs/promises";
 import { listProcesses } from "../../shared/process/group.ts";
+import { TICKS_PER_SECOND, cpuTicks } from "../../shared/process/proc-stat.ts";
 import { bot } from "./registry.ts";
 
-/** USER_HZ: Linux reports /proc/<pid>/stat times in 1/100 s on every architecture we run on. */
-const TICKS_PER_SECOND = 100;
 
 const previous = new Map<string, { ticks: number; at: number }>();
 
@@ -26,7 +25,7 @@ export async function sampleWorkers(markers: string[]): Promise<void> {
     const pids = processes.filter((p) => p.pid !== process.pid && p.cmdline.includes(marker)).map((p) => p.pid);
     if (pids.length === 0) continue;
     seen.add(marker);
-    const [pss, ticks] = await Promise.all([sumOver(pids, pssKb), sumOver(pids, cpuTicks)]);
+    const [pss, ticks] = await Promise.all([sumOver(pids, pssKb), sumOver(pids, ticksOf)]);
     if (pss > 0) bot.workerMemory.observe(pss * 1024);
     const last = previous.get(marker);
     // Ticks of a process that exited since the last sample are gone: never report a negative.
@@ -46,9 +45,6 @@ async function pssKb(pid: number): Promise<number> {
   return Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
 }
 
-async function cpuTicks(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
-  // Fields after the parenthesised comm: state(3) ... utime(14) stime(15).
-  const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return Number(rest[11]) + Number(rest[12]);
+async function ticksOf(pid: number): Promise<number> {
+  return (await cpuTicks(pid)) ?? 0;
 }

@@ -1,4 +1,5 @@
 import { readFile, readdir } from "node:fs/promises";
+import { statFields } from "./proc-stat.ts";
 
 /**
  * Sends a signal to a whole process group (negative pid). Returns false when the group is gone
@@ -58,8 +59,7 @@ export async function listProcesses(): Promise<ProcessInfo[]> {
         readFile(`/proc/${name}/cmdline`, "utf8"),
       ]);
       if (processState(stat) === "Z") continue;
-      // Fields after the parenthesised comm: state ppid pgrp ...
-      const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const rest = statFields(stat);
       out.push({
         pid: Number(name),
         ppid: Number(rest[1]),
@@ -79,5 +79,5 @@ export async function groupMembers(pgid: number): Promise<number[]> {
 }
 
 function processState(stat: string): string | undefined {
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+  return statFields(stat)[0];
 }

@@ -1,6 +1,7 @@
 import { readFile, readdir } from "node:fs/promises";
 import { setPriority } from "node:os";
 import type { Logger } from "../../shared/log/logger.ts";
+import { statFields } from "../../shared/process/proc-stat.ts";
 
 /**
  * Nice value for every thread of Chromium's audio service. Its PulseAudio thread pulls each
@@ -79,5 +80,5 @@ async function threadIds(pid: number): Promise<number[]> {
 async function niceOf(pid: number, tid: number): Promise<number | undefined> {
   const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, "utf8").catch(() => undefined);
   if (stat === undefined) return undefined;
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+  return Number(statFields(stat)[16]);
 }
