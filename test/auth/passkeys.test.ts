@@ -6,27 +6,15 @@
  * sign-in challenge (claims), replay of an assertion, and deletion by a password change.
  */
 import assert from "node:assert/strict";
-import { createServer } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { chromium, type Browser, type CDPSession, type Page } from "playwright-core";
 import { decodePayload, PASSWORD, startAuthApp, type AuthTestApp, type TokenPair } from "./helpers.ts";
 import { challengeFor } from "./twofactor-helpers.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
+import { freePort } from "../harness/free-port.ts";
 
 // Real Chromium, PulseAudio and ffmpeg: one such file at a time (see media-lock.ts).
 await holdMediaLock();
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Runs the creation ceremony in the page with the server's options; answers the response JSON. */
 function createCredential(page: Page, options: unknown): Promise<unknown> {

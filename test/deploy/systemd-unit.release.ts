@@ -14,7 +14,6 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { execFile } from "node:child_process";
 import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { describe, test } from "node:test";
@@ -23,6 +22,7 @@ import { startTeamsFixture } from "../fixture/teams/server.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
 import { addSystemUser, bootMachine } from "../harness/nspawn.ts";
 import { recordTone } from "../harness/record-tone.ts";
+import { freePort } from "../harness/free-port.ts";
 
 await holdMediaLock();
 
@@ -31,14 +31,6 @@ const run = promisify(execFile);
 const PROJECT = resolve(import.meta.dirname, "../..");
 const UNIT = "toamaisutaa.service";
 const TOKEN = randomBytes(18).toString("base64url");
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
 
 /** A field of /proc/<pid>/status, as the kernel writes it. */
 const statusField = (pid: number, field: string): string => new RegExp(`^${field}:\\s+(.*)$`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? "";

@@ -14,7 +14,6 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -25,6 +24,7 @@ import { hear, workerPid } from "../bot/fixtures/media.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
 import { recordTone } from "../harness/record-tone.ts";
 import { startServiceProcess } from "../harness/external-service.ts";
+import { freePort } from "../harness/free-port.ts";
 
 await holdMediaLock();
 
@@ -44,14 +44,6 @@ interface ImageConfig {
 }
 
 const buildah = async (...args: string[]): Promise<string> => (await run("buildah", [...BUILDAH, ...args], { maxBuffer: 64 << 20 })).stdout.trim();
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** uid from /proc/<pid>/status (real, effective, saved, fs). */
 const uidOf = (pid: number): number[] => (/^Uid:\s+(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? "").split(/\s+/).map(Number);

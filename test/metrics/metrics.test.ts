@@ -8,7 +8,6 @@
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -24,21 +23,13 @@ import { startTestApp, type TestApp } from "../harness/app.ts";
 import { providers } from "../harness/databases.ts";
 import { captureLogs } from "../harness/logs.ts";
 import { parsePrometheus, type Exposition } from "../helpers/prometheus.ts";
+import { freePort } from "../harness/free-port.ts";
 
 async function scrape(app: TestApp, token?: string): Promise<Exposition> {
   const res = await app.request("GET", "/metrics", { token });
   assert.equal(res.status, 200, res.text);
   assert.match(res.headers.get("content-type") ?? "", /^text\/plain; version=0\.0\.4/);
   return parsePrometheus(res.text);
-}
-
-/** A TCP port nobody listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 for (const provider of providers()) {
@@ -193,7 +184,7 @@ describe("metrics without a database in the loop", { timeout: 120_000 }, () => {
 
     // A receiver that refuses connections: the event waits (depth 1, ageing), then dies after maxAgeMs.
     let clock = Date.now();
-    const dead = createWebhookOutbox({ dir: join(dir, "dead"), url: `http://127.0.0.1:${await closedPort()}/hook`, logger: captureLogs().logger, maxAgeMs: 60_000, minBackoffMs: 20, maxBackoffMs: 50, now: () => clock });
+    const dead = createWebhookOutbox({ dir: join(dir, "dead"), url: `http://127.0.0.1:${await freePort()}/hook`, logger: captureLogs().logger, maxAgeMs: 60_000, minBackoffMs: 20, maxBackoffMs: 50, now: () => clock });
     t.after(() => dead.close());
     await dead.start();
     await dead.enqueue("00000000-0000-4000-8000-000000000002", payload("00000000-0000-4000-8000-000000000002"));
@@ -228,7 +219,7 @@ describe("metrics without a database in the loop", { timeout: 120_000 }, () => {
     const file = join(dir, "a.wav");
     writeFileSync(file, Buffer.alloc(1024));
     const logger = captureLogs().logger;
-    const store = createS3Store({ bucket: "rec", region: "us-east-1", endpoint: `http://127.0.0.1:${await closedPort()}`, forcePathStyle: true }, { logger });
+    const store = createS3Store({ bucket: "rec", region: "us-east-1", endpoint: `http://127.0.0.1:${await freePort()}`, forcePathStyle: true }, { logger });
     const before = await scrape(app);
     const abort = new AbortController();
     const upload = uploadWithRetry(store, { localPath: file, sessionId: "00000000-0000-4000-8000-000000000003", reference: null, fileName: "a.wav", contentType: "audio/wav" }, { logger, signal: abort.signal, minDelayMs: 10, maxDelayMs: 20 });
