@@ -26,7 +26,7 @@
  *    their own, reported apart: they are the client's cost, not the service's). Per listener =
  *    service total with N minus with 0, over N; target under 1% of a core.
  * BENCH_MIC=on|off and BENCH_SOURCE=page|server run only those sessions; BENCH_CPU=0 skips the
- * CPU figures.
+ * CPU figures; BENCH_TAP_MS sets the tap's PulseAudio fragment (worker/listen/capture.ts).
  * Also the `uptime` load: the machine is shared, read figures against it. Asserts nothing.
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
@@ -58,6 +58,8 @@ const SOURCES: Source[] = process.env.BENCH_SOURCE === "page" ? ["page"] : proce
 const CLK_TCK = 100;
 const ON_MS = 300;
 const OFF_MS = 700;
+
+if (process.env.BENCH_TAP_MS) process.env.TOAMAISUTAA_LISTEN_TAP_MSEC = process.env.BENCH_TAP_MS;
 
 // Chromium-heavy suites of this machine take turns (test/harness/media-lock.ts); so does this bench,
 // which would otherwise starve their audio and its own figures.
@@ -347,6 +349,7 @@ try {
     latency_ms: { target: { median: 150, p95: 250 }, mic_playback_off: latencyNoMic, mic_playback_on: latencyMic },
     cpu_percent_of_core: cpuFigures,
     load: { start: loadStart, end: uptime() },
+    tap_fragment_ms: Number(process.env.TOAMAISUTAA_LISTEN_TAP_MSEC ?? 20),
   }, null, 2));
 } finally {
   await fixture.close();

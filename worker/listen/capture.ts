@@ -21,6 +21,15 @@ import { killProcessGroup } from "../../shared/process/group.ts";
  * hundreds of ms) would put that much in front of every listener; 20 ms is one listener frame.
  */
 const LATENCY_MS = 20;
+
+/**
+ * The fragment: LATENCY_MS unless TOAMAISUTAA_LISTEN_TAP_MSEC says otherwise, which exists only
+ * so that `make bench-listen` can A/B it (BENCH_TAP_MS).
+ */
+export function tapLatencyMs(env: NodeJS.ProcessEnv = process.env): number {
+  const override = Number(env.TOAMAISUTAA_LISTEN_TAP_MSEC);
+  return Number.isInteger(override) && override > 0 ? override : LATENCY_MS;
+}
 const STOP_TIMEOUT_MS = 2_000;
 
 export interface CaptureOptions {
@@ -46,7 +55,7 @@ export function startCapture(options: CaptureOptions): Capture {
       "--format=s16le",
       `--rate=${SOURCE_RATE}`,
       `--channels=${SOURCE_CHANNELS}`,
-      `--latency-msec=${LATENCY_MS}`,
+      `--latency-msec=${tapLatencyMs()}`,
       `--device=${options.source}`,
       "--client-name=bot-listen",
       "--stream-name=listen",
