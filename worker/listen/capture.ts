@@ -19,6 +19,13 @@ import { killProcessGroup } from "../../shared/process/group.ts";
 /**
  * PulseAudio's fragment for this record stream. Its default (~2 s of buffer, fragments of
  * hundreds of ms) would put that much in front of every listener; 20 ms is one listener frame.
+ * Every process on the path wakes once per fragment (PulseAudio, parec, the resampler, this
+ * worker, the control plane), so the fragment sets most of listening's CPU: 40 ms, A/B against
+ * 20 ms in two adjacent pairs of `make bench-listen` runs (2026-11-26, load 1-2.5), cut the
+ * service's CPU for four listeners of four formats from 2.76 and 2.55 to 1.4 and 1.5 % of a core
+ * each, but added 3-11 ms to the listening path (with the mic: median 143-151 ms against 127-153
+ * for the whole meeting-to-listener latency). 20 ms stays: the latency target (median 150 ms)
+ * has no margin left at 40.
  */
 const LATENCY_MS = 20;
 
