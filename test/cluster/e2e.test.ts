@@ -4,9 +4,9 @@
  * worker (Chromium, PulseAudio, ffmpeg) against the Teams fixture.
  *
  * Three joins sent to one instance run on all three and a fourth is 503; one reference joined on
- * three instances at once is one bot; status, play, stop and a
- * live ingest work through an instance that is not the owner; SIGKILL of every process of one
- * instance mid-recording makes its session `interrupted` (`instance_lost`) through the others,
+ * three instances at once is one bot; status, play, stop, a live ingest and a live listener
+ * work through an instance that is not the owner; SIGKILL of every process of one instance
+ * mid-recording makes its session `interrupted` (`instance_lost`) through the others,
  * new joins go to the survivors, and after its restart the recording is stored with exactly one
  * `finished` webhook; SIGTERM to an instance with a running session keeps it recording (readyz
  * 503, new joins elsewhere) until it is stopped, then the instance exits.
@@ -23,6 +23,7 @@ import { startTeamsFixture, type FixtureMeeting } from "../fixture/teams/server.
 import { startReceiver } from "../bot/fixtures/receiver.ts";
 import { hear } from "../bot/fixtures/media.ts";
 import { switchedTone, waitHeard } from "../mic/helpers.ts";
+import { channel, listen, toneHz, waitFor as waitUntil } from "../listen/helpers.ts";
 import { killSessionProcesses } from "../../control/bot/supervisor/orphans.ts";
 import { clusterDatabase, freePort, startProcessNode, waitFor, type ProcessNode } from "./fixtures/cluster.ts";
 
@@ -122,6 +123,18 @@ describe("cluster end to end (three instances, real worker)", { skip: !providers
     assert.equal(((await pushed.json()) as Json).bytes_received, bytes.length);
     await waitHeard(m1, since);
     assert.equal((await via.request("GET", `/status/${s1}`)).body.instance_id, owner.get(s1)!.id);
+    // A live listener through that instance hears the meeting's tone; its DELETE there closes it.
+    const opened = await via.request("POST", `/audio/${s1}/listen`, { body: { sample_rate: 16000, channels: 1, events: false } });
+    assert.equal(opened.status, 200, opened.text);
+    const listenUrl = String(opened.body.listen_url);
+    assert.ok(listenUrl.startsWith(via.url.replace(/^http/, "ws")), `the listen URL names the instance that was asked: ${listenUrl}`);
+    const listener = listen(listenUrl);
+    await listener.opened;
+    await waitUntil("a second of the meeting at the listener", () => listener.frames.length >= 60);
+    const heardHz = toneHz(channel(Buffer.concat(listener.frames.slice(10)), 1), 16000);
+    assert.ok(Math.abs(heardHz - 440) < 5, `the listener hears ${heardHz.toFixed(1)} Hz`);
+    assert.equal((await via.request("DELETE", `/audio/${s1}/listen/${String(opened.body.token)}`)).status, 200);
+    assert.equal((await listener.closed).code, 1000);
 
     // 3. /stop through another instance stops the bot on its owner.
     const stopped = await notOwner(s2).request("POST", `/stop/${s2}`);
