@@ -42,7 +42,7 @@ import { parseConfig } from "../control/config/index.ts";
 import { startServer } from "../control/server.ts";
 import { createLogger } from "../shared/log/logger.ts";
 import { listProcesses } from "../shared/process/group.ts";
-import { sumCpuTicks } from "../shared/process/proc-stat.ts";
+import { TICKS_PER_SECOND, sumCpuTicks } from "../shared/process/proc-stat.ts";
 import type { MediaStats } from "../test/fixture/teams/meetings.ts";
 import { startTeamsFixture } from "../test/fixture/teams/server.ts";
 import { holdMediaLock } from "../test/harness/media-lock.ts";
@@ -56,7 +56,6 @@ const MIC_MODES = process.env.BENCH_MIC === "on" ? ["on"] : process.env.BENCH_MI
 const WITH_CPU = process.env.BENCH_CPU !== "0";
 /** BENCH_SOURCE=page|server: only that source of the bursts (default both). */
 const SOURCES: Source[] = process.env.BENCH_SOURCE === "page" ? ["page"] : process.env.BENCH_SOURCE === "server" ? ["server"] : ["page", "server"];
-const CLK_TCK = 100;
 const ON_MS = 300;
 const OFF_MS = 700;
 
@@ -105,7 +104,7 @@ async function cpu(workDir: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   let total = 0;
   for (const [k, pids] of Object.entries(g)) {
-    const pct = (((await sumCpuTicks(pids)) - (before[k] ?? 0)) / CLK_TCK / (ms / 1000)) * 100;
+    const pct = (((await sumCpuTicks(pids)) - (before[k] ?? 0)) / TICKS_PER_SECOND / (ms / 1000)) * 100;
     out[k] = Number(pct.toFixed(2));
     if (k !== "consumers") total += pct;
   }

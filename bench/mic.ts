@@ -35,11 +35,10 @@ import { parseConfig } from "../control/config/index.ts";
 import { startServer } from "../control/server.ts";
 import { createLogger } from "../shared/log/logger.ts";
 import { listProcesses } from "../shared/process/group.ts";
-import { sumCpuTicks } from "../shared/process/proc-stat.ts";
+import { TICKS_PER_SECOND, sumCpuTicks } from "../shared/process/proc-stat.ts";
 import { startTeamsFixture } from "../test/fixture/teams/server.ts";
 
 const BURSTS = Number(process.env.BENCH_BURSTS ?? 8);
-const CLK_TCK = 100;
 const RATE = 48_000;
 const CHUNK_MS = 20;
 const TONE_HZ = 1000;
@@ -81,7 +80,7 @@ async function sessionPids(workDir: string): Promise<{ worker: number[]; ffmpeg:
   return { worker, ffmpeg };
 }
 
-const percent = (ticks: number, ms: number) => Number(((ticks / CLK_TCK / (ms / 1000)) * 100).toFixed(2));
+const percent = (ticks: number, ms: number) => Number(((ticks / TICKS_PER_SECOND / (ms / 1000)) * 100).toFixed(2));
 
 try {
   const meeting = fixture.createMeeting({ lobby: false, tone: { frequency: 440 } });

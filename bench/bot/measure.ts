@@ -2,11 +2,9 @@
 import { cpus, totalmem } from "node:os";
 import { execFileSync } from "node:child_process";
 import { listProcesses } from "../../shared/process/group.ts";
-import { cpuTicks } from "../../shared/process/proc-stat.ts";
+import { TICKS_PER_SECOND, cpuTicks } from "../../shared/process/proc-stat.ts";
 import { pssBytes } from "../../worker/browser/processes.ts";
 
-/** Linux reports CPU time in clock ticks of 1/100 s (sysconf(_SC_CLK_TCK) on every common arch). */
-const CLK_TCK = 100;
 
 /**
  * Pids of one worker's tree: every process naming its folder (worker, Chromium, ffmpeg,
@@ -38,7 +36,7 @@ export async function cpuPercent(marker: string, seconds: number): Promise<numbe
   const after = await ticksByPid(await treePids(marker));
   let ticks = 0;
   for (const [pid, t] of after) ticks += t - (before.get(pid) ?? 0);
-  return (ticks / CLK_TCK / ((performance.now() - t0) / 1000)) * 100;
+  return (ticks / TICKS_PER_SECOND / ((performance.now() - t0) / 1000)) * 100;
 }
 
 /** The kind of a process of a worker's tree, for splitting its CPU: Chromium's by `--type=`. */
@@ -69,7 +67,7 @@ export async function cpuByKind(marker: string, seconds: number): Promise<Map<st
   const elapsed = (performance.now() - t0) / 1000;
   const out = new Map<string, number>([["all", 0]]);
   for (const [pid, t] of after) {
-    const share = ((t - (before.get(pid) ?? 0)) / CLK_TCK / elapsed) * 100;
+    const share = ((t - (before.get(pid) ?? 0)) / TICKS_PER_SECOND / elapsed) * 100;
     const kind = k1.get(pid) ?? "other";
     out.set(kind, (out.get(kind) ?? 0) + share);
     out.set("all", (out.get("all") ?? 0) + share);

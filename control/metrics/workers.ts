@@ -7,9 +7,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { listProcesses } from "../../shared/process/group.ts";
-import { TICKS_PER_SECOND, cpuTicks } from "../../shared/process/proc-stat.ts";
+import { TICKS_PER_SECOND, sumCpuTicks } from "../../shared/process/proc-stat.ts";
 import { bot } from "./registry.ts";
-
 
 const previous = new Map<string, { ticks: number; at: number }>();
 
@@ -25,7 +24,7 @@ export async function sampleWorkers(markers: string[]): Promise<void> {
     const pids = processes.filter((p) => p.pid !== process.pid && p.cmdline.includes(marker)).map((p) => p.pid);
     if (pids.length === 0) continue;
     seen.add(marker);
-    const [pss, ticks] = await Promise.all([sumOver(pids, pssKb), sumOver(pids, ticksOf)]);
+    const [pss, ticks] = await Promise.all([sumOver(pids, pssKb), sumCpuTicks(pids)]);
     if (pss > 0) bot.workerMemory.observe(pss * 1024);
     const last = previous.get(marker);
     // Ticks of a process that exited since the last sample are gone: never report a negative.
@@ -45,6 +44,3 @@ async function pssKb(pid: number): Promise<number> {
   return Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
 }
 
-async function ticksOf(pid: number): Promise<number> {
-  return (await cpuTicks(pid)) ?? 0;
-}

@@ -24,7 +24,7 @@ export function killProcessGroup(pgid: number): boolean {
 export async function isAlive(pid: number): Promise<boolean> {
   try {
     const stat = await readFile(`/proc/${pid}/stat`, "utf8");
-    return processState(stat) !== "Z";
+    return statFields(stat)[0] !== "Z";
   } catch {
     return false;
   }
@@ -58,8 +58,8 @@ export async function listProcesses(): Promise<ProcessInfo[]> {
         readFile(`/proc/${name}/stat`, "utf8"),
         readFile(`/proc/${name}/cmdline`, "utf8"),
       ]);
-      if (processState(stat) === "Z") continue;
       const rest = statFields(stat);
+      if (rest[0] === "Z") continue;
       out.push({
         pid: Number(name),
         ppid: Number(rest[1]),
@@ -78,6 +78,3 @@ export async function groupMembers(pgid: number): Promise<number[]> {
   return (await listProcesses()).filter((p) => p.pgid === pgid).map((p) => p.pid);
 }
 
-function processState(stat: string): string | undefined {
-  return statFields(stat)[0];
-}

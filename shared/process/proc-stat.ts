@@ -14,16 +14,13 @@ export function statFields(stat: string): string[] {
   return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
 }
 
-/** CPU time (user + system, in ticks) of a process or thread whose stat file is `path`; undefined once it is gone. */
-export async function cpuTicksAt(path: string): Promise<number | undefined> {
-  const stat = await readFile(path, "utf8").catch(() => undefined);
+/** CPU time (user + system, in ticks) of one process; undefined once it is gone. */
+export async function cpuTicks(pid: number): Promise<number | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined);
   if (stat === undefined) return undefined;
   const f = statFields(stat);
   return Number(f[11]) + Number(f[12]);
 }
-
-/** CPU ticks of one process; undefined once it is gone. */
-export const cpuTicks = (pid: number): Promise<number | undefined> => cpuTicksAt(`/proc/${pid}/stat`);
 
 /** CPU ticks of several processes together (those gone count 0). */
 export async function sumCpuTicks(pids: readonly number[]): Promise<number> {

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
+import { statFields } from "../../shared/process/proc-stat.ts";
 
 const run = promisify(execFile);
 
@@ -124,7 +125,7 @@ async function machineInit(nspawn: ChildProcess): Promise<number> {
     for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
       try {
         const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-        if (Number(stat.replace(/^.*\) /s, "").split(" ")[1]) === nspawn.pid && /\((systemd|init)\)/.test(stat)) return Number(pid);
+        if (Number(statFields(stat)[1]) === nspawn.pid && /\((systemd|init)\)/.test(stat)) return Number(pid);
       } catch {
         // gone meanwhile
       }

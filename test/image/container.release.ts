@@ -25,6 +25,7 @@ import { holdMediaLock } from "../harness/media-lock.ts";
 import { recordTone } from "../harness/record-tone.ts";
 import { startServiceProcess } from "../harness/external-service.ts";
 import { freePort } from "../harness/free-port.ts";
+import { statFields } from "../../shared/process/proc-stat.ts";
 
 await holdMediaLock();
 
@@ -48,7 +49,7 @@ const buildah = async (...args: string[]): Promise<string> => (await run("builda
 /** uid from /proc/<pid>/status (real, effective, saved, fs). */
 const uidOf = (pid: number): number[] => (/^Uid:\s+(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? "").split(/\s+/).map(Number);
 const cmdlineOf = (pid: number): string => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
-const parentOf = (pid: number): number => Number(readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ")[1]);
+const parentOf = (pid: number): number => Number(statFields(readFileSync(`/proc/${pid}/stat`, "utf8"))[1]);
 
 describe(`the image ${IMAGE}`, { timeout: 900_000 }, () => {
   test("starts as non-root, answers health and readiness, records the fixture's tone, stops on SIGTERM", async (t) => {

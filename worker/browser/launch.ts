@@ -8,6 +8,7 @@ import { withFeatures } from "./features.ts";
 import { chromiumProcesses, findBrowserPid, pssBytes } from "./processes.ts";
 import { installStillPage } from "./still-page.ts";
 import { installVideoGuard, videoGuardEnabled } from "./video-guard.ts";
+import { benchOverride } from "../../shared/process/bench-override.ts";
 
 /** The default of CHROMIUM_PATH; the worker's `init.chromiumPath` overrides it. */
 export const CHROMIUM_PATH = "/usr/bin/chromium";
@@ -104,8 +105,7 @@ const NO_MIC_PULSE_LATENCY_MS = 500;
  * otherwise, which exists only so that `make bench-bot` can A/B it (BENCH_PULSE_LATENCY_MS).
  */
 export function noMicPulseLatencyMs(env: NodeJS.ProcessEnv = process.env): number {
-  const override = Number(env.TOAMAISUTAA_PULSE_LATENCY_MSEC);
-  return Number.isInteger(override) && override > 0 ? override : NO_MIC_PULSE_LATENCY_MS;
+  return benchOverride("TOAMAISUTAA_PULSE_LATENCY_MSEC", NO_MIC_PULSE_LATENCY_MS, env);
 }
 
 export async function launchBrowser(options: LaunchOptions): Promise<BrowserHandle> {

@@ -13,6 +13,7 @@
  */
 import type { Logger } from "../../shared/log/logger.ts";
 import { SOURCE_CHANNELS, SOURCE_RATE } from "../../shared/listen/protocol.ts";
+import { benchOverride } from "../../shared/process/bench-override.ts";
 import { spawnChild, type Child, type ChildExit } from "../../shared/process/child.ts";
 import { killProcessGroup } from "../../shared/process/group.ts";
 
@@ -34,8 +35,7 @@ const LATENCY_MS = 20;
  * so that `make bench-listen` can A/B it (BENCH_TAP_MS).
  */
 export function tapLatencyMs(env: NodeJS.ProcessEnv = process.env): number {
-  const override = Number(env.TOAMAISUTAA_LISTEN_TAP_MSEC);
-  return Number.isInteger(override) && override > 0 ? override : LATENCY_MS;
+  return benchOverride("TOAMAISUTAA_LISTEN_TAP_MSEC", LATENCY_MS, env);
 }
 const STOP_TIMEOUT_MS = 2_000;
 
