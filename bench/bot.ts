@@ -16,8 +16,13 @@
  *    observing and as many not (a second control plane with SPEAKER_TIMELINE off), joined at
  *    once into meetings where people speak in turns, for BENCH_OBSERVE_SECONDS (bench/bot/observe-ab.ts).
  *
- * BENCH_OBSERVE=off runs every part without the observation (SPEAKER_TIMELINE=false), and skips 4.
- * BENCH_BOTS=0 BENCH_SINGLE_JOINS=0 BENCH_BURST=0 BENCH_WARM_WORKERS=0 runs part 4 alone.
+ * 5. The same cost within each bot (bench/bot/observe-within.ts): BENCH_OBSERVE_WITHIN_BOTS bots
+ *    that observe and pause in turns of BENCH_OBSERVE_PERIOD_MS, BENCH_OBSERVE_WITHIN_PAIRS
+ *    observed/paused window pairs each: the paired figure the spread between bots does not blur.
+ *
+ * BENCH_OBSERVE=off runs every part without the observation (SPEAKER_TIMELINE=false), and skips 4
+ * and 5. BENCH_BOTS=0 BENCH_SINGLE_JOINS=0 BENCH_BURST=0 BENCH_WARM_WORKERS=0 runs parts 4 and 5
+ * alone (BENCH_OBSERVE_PAIRS=0: 5 alone).
  * BENCH_VIDEO_GUARD=0 runs the workers without the video guard, in meetings that do not offer
  * "Turn off incoming video" (the A/B figure of what the guard saves).
  * BENCH_PULSE_LATENCY_MS sets the browser's PulseAudio buffer (worker/browser/launch.ts), for the
@@ -41,7 +46,8 @@ import { findGaps } from "../test/helpers/audio/analysis.ts";
 import { workers } from "../test/bot/fixtures/warm.ts";
 import { holdMediaLock } from "../test/harness/media-lock.ts";
 import { cpuPercent, machine, mean, percentile, pssMb } from "./bot/measure.ts";
-import { observationCost, startUnobserved } from "./bot/observe-ab.ts";
+import { observationCost, startPlane } from "./bot/observe-ab.ts";
+import { observationCostWithin } from "./bot/observe-within.ts";
 
 const env = process.env;
 const BOTS = Number(env.BENCH_BOTS ?? 12);
@@ -53,6 +59,9 @@ const WARM = Number(env.BENCH_WARM_WORKERS ?? 1);
 const OBSERVE = env.BENCH_OBSERVE !== "off";
 const OBSERVE_PAIRS = OBSERVE ? Number(env.BENCH_OBSERVE_PAIRS ?? 3) : 0;
 const OBSERVE_SECONDS = Number(env.BENCH_OBSERVE_SECONDS ?? SECONDS);
+const WITHIN_BOTS = OBSERVE ? Number(env.BENCH_OBSERVE_WITHIN_BOTS ?? 3) : 0;
+const WITHIN_PAIRS = Number(env.BENCH_OBSERVE_WITHIN_PAIRS ?? 6);
+const WITHIN_PERIOD_MS = Number(env.BENCH_OBSERVE_PERIOD_MS ?? 10_000);
 const VIDEO_MODES: boolean[] = env.BENCH_VIDEO === "on" ? [true] : env.BENCH_VIDEO === "off" ? [false] : [false, true];
 if (env.BENCH_VIDEO_GUARD === "0") process.env.TOAMAISUTAA_VIDEO_GUARD = "0";
 if (env.BENCH_PULSE_LATENCY_MS) process.env.TOAMAISUTAA_PULSE_LATENCY_MSEC = env.BENCH_PULSE_LATENCY_MS;
@@ -234,13 +243,14 @@ try {
   const off = byMode.get(false);
   if (on?.length && off?.length) console.log(`video cost per bot (mean CPU on − off): ${f(mean(on.map((b) => b.cpu)) - mean(off.map((b) => b.cpu)), 2)} % of a core`);
   if (OBSERVE_PAIRS > 0) {
-    const unobserved = await startUnobserved(dir, fixture.hostPort, OBSERVE_PAIRS);
+    const unobserved = await startPlane(dir, fixture.hostPort, OBSERVE_PAIRS, false, "unobserved");
     try {
       await observationCost({ url: server.url, recordingsDir }, unobserved.target, fixture, OBSERVE_PAIRS, OBSERVE_SECONDS);
     } finally {
       await unobserved.server.stop({ graceMs: 10_000 });
     }
   }
+  if (WITHIN_BOTS > 0) await observationCostWithin(fixture, dir, WITHIN_BOTS, WITHIN_PAIRS, WITHIN_PERIOD_MS);
   console.log(`end: ${machine()}`);
 } finally {
   await server.stop({ graceMs: 10_000 });

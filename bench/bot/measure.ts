@@ -51,28 +51,46 @@ export function processKind(cmdline: string): string {
   return "other";
 }
 
-/** Like cpuPercent, split by processKind: % of one core per kind, and the total under "all". */
-export async function cpuByKind(marker: string, seconds: number): Promise<Map<string, number>> {
-  const kinds = async () => {
-    const all = await listProcesses();
+/** CPU ticks of each process of a tree, with its kind, at one moment. */
+export type TreeTicks = Map<number, { kind: string; ticks: number }>;
+
+/** One look at several trees at once (one /proc walk): a TreeTicks per marker. */
+export async function treeTicks(markers: string[]): Promise<Map<string, TreeTicks>> {
+  const all = await listProcesses();
+  const out = new Map<string, TreeTicks>();
+  for (const marker of markers) {
     const groups = new Set(all.filter((p) => p.cmdline.includes(marker)).map((p) => p.pgid));
-    return new Map(all.filter((p) => groups.has(p.pgid) || p.cmdline.includes(marker)).map((p) => [p.pid, processKind(p.cmdline)]));
-  };
-  const k0 = await kinds();
-  const before = await ticksByPid([...k0.keys()]);
-  const t0 = performance.now();
-  await new Promise((r) => setTimeout(r, seconds * 1000));
-  const k1 = await kinds();
-  const after = await ticksByPid([...k1.keys()]);
-  const elapsed = (performance.now() - t0) / 1000;
+    const tree: TreeTicks = new Map();
+    for (const p of all.filter((q) => groups.has(q.pgid) || q.cmdline.includes(marker))) {
+      const ticks = await cpuTicks(p.pid);
+      if (ticks !== undefined) tree.set(p.pid, { kind: processKind(p.cmdline), ticks });
+    }
+    out.set(marker, tree);
+  }
+  return out;
+}
+
+/**
+ * % of one core per kind between two looks at a tree `seconds` apart, the total under "all":
+ * processes alive at both ends, plus those that appeared meanwhile (from 0).
+ */
+export function cpuBetween(before: TreeTicks, after: TreeTicks, seconds: number): Map<string, number> {
   const out = new Map<string, number>([["all", 0]]);
-  for (const [pid, t] of after) {
-    const share = ((t - (before.get(pid) ?? 0)) / TICKS_PER_SECOND / elapsed) * 100;
-    const kind = k1.get(pid) ?? "other";
+  for (const [pid, { kind, ticks }] of after) {
+    const share = ((ticks - (before.get(pid)?.ticks ?? 0)) / TICKS_PER_SECOND / seconds) * 100;
     out.set(kind, (out.get(kind) ?? 0) + share);
     out.set("all", (out.get("all") ?? 0) + share);
   }
   return out;
+}
+
+/** Like cpuPercent, split by processKind: % of one core per kind, and the total under "all". */
+export async function cpuByKind(marker: string, seconds: number): Promise<Map<string, number>> {
+  const before = (await treeTicks([marker])).get(marker) ?? new Map();
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const after = (await treeTicks([marker])).get(marker) ?? new Map();
+  return cpuBetween(before, after, (performance.now() - t0) / 1000);
 }
 
 /**

@@ -38,12 +38,12 @@ export function talkingPeople(seconds: number): ScriptedPerson[] {
   return people;
 }
 
-async function api(target: ObserveTarget, method: string, path: string, body?: unknown): Promise<Json> {
+export async function api(target: ObserveTarget, method: string, path: string, body?: unknown): Promise<Json> {
   const res = await fetch(`${target.url}${path}`, { method, headers: body ? { "content-type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined });
   return (await res.json()) as Json;
 }
 
-async function waitStatus(target: ObserveTarget, id: string, wanted: string): Promise<void> {
+export async function waitStatus(target: ObserveTarget, id: string, wanted: string): Promise<void> {
   const deadline = Date.now() + 180_000;
   for (;;) {
     const s = await api(target, "GET", `/status/${id}`);
@@ -66,13 +66,13 @@ async function cpuOfBot(target: ObserveTarget, fixture: Fixture, n: number, seco
   return cpu;
 }
 
-/** A control plane like the bench's own, but without the observation. */
-export async function startUnobserved(dir: string, hostPort: string, maxSessions: number): Promise<{ target: ObserveTarget; server: RunningServer }> {
-  const recordingsDir = join(dir, "recordings-unobserved");
+/** A control plane like the bench's own, without a warm pool: with the observation or without. */
+export async function startPlane(dir: string, hostPort: string, maxSessions: number, observe: boolean, name: string): Promise<{ target: ObserveTarget; server: RunningServer }> {
+  const recordingsDir = join(dir, `recordings-${name}`);
   const config = parseConfig({
-    server: { PORT: 0, HOST: "127.0.0.1", DATABASE_URL: `file:${join(dir, "unobserved.db")}`, LOG_LEVEL: "warn" },
+    server: { PORT: 0, HOST: "127.0.0.1", DATABASE_URL: `file:${join(dir, `${name}.db`)}`, LOG_LEVEL: "warn" },
     LocalLogin: { Enabled: false },
-    bot: { RECORDINGS_DIR: recordingsDir, MEETING_ALLOWED_HOSTS: hostPort, MAX_CONCURRENT_SESSIONS: maxSessions, WARM_WORKERS: 0, SPEAKER_TIMELINE: false },
+    bot: { RECORDINGS_DIR: recordingsDir, MEETING_ALLOWED_HOSTS: hostPort, MAX_CONCURRENT_SESSIONS: maxSessions, WARM_WORKERS: 0, SPEAKER_TIMELINE: observe },
   });
   const server = await startServer(config, createLogger({ level: "warn" }), { features: [createBotFeature({ storage: { backend: "local" } })] });
   return { target: { url: server.url, recordingsDir }, server };

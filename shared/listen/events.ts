@@ -40,4 +40,6 @@ export interface OverrunEvent {
 /** Where producers publish events for listeners (the worker's listen hub implements it). */
 export interface ListenEventSink {
   publish(event: ListenEvent): void;
+  /** Whether a listener is connected now (the observer drains the page more often then). */
+  readonly listening?: boolean;
 }

@@ -41,6 +41,7 @@ const IN_CALL = new Set<SessionStatus>(["recording", "connected"]);
 export function createListen(deps: ListenDeps): Listen {
   const log = deps.logger.child({ component: "listen" });
   let server: Promise<ListenServer> | null = null;
+  let opened: ListenServer | null = null;
   let closed = false;
   const fanout = new AudioFanout({
     pulseEnv: deps.pulseEnv,
@@ -54,10 +55,13 @@ export function createListen(deps: ListenDeps): Listen {
   };
 
   const open = (): Promise<ListenServer> => {
-    server ??= openListenServer({ workDir: deps.workDir, fanout, logger: log, currentEvents }).catch((err: unknown) => {
-      server = null;
-      throw err;
-    });
+    server ??= openListenServer({ workDir: deps.workDir, fanout, logger: log, currentEvents }).then(
+      (s) => (opened = s),
+      (err: unknown) => {
+        server = null;
+        throw err;
+      },
+    );
     return server;
   };
 
@@ -73,6 +77,9 @@ export function createListen(deps: ListenDeps): Listen {
     },
     get pids() {
       return fanout.pids;
+    },
+    get listening() {
+      return (opened?.connections ?? 0) > 0;
     },
     publish(event) {
       const parsed = listenEventSchema.safeParse(event);

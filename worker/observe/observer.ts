@@ -14,8 +14,17 @@ import { ParticipantRegistry, type Participant, type ParticipantChange } from ".
 import { rosterFromBody, rosterFromFrame, type RosterEntry } from "./roster-frames.ts";
 import { TurnTracker } from "./speech.ts";
 
-/** How often the page's samples are fetched (they are taken every 100 ms in the page). */
-const DRAIN_MS = 500;
+/**
+ * How often the page's samples are fetched (they are taken every 100 ms in the page, stamped
+ * there, so the timeline's precision does not depend on this). Each drain is a round trip
+ * renderer → browser → worker and was most of the observation's cost: within-bot A/B
+ * (bench/bot/observe-within.ts, 3 bots × 8 pairs) 1.85 ± 0.39 % of a core at 500 ms, 0.56 ± 0.38
+ * at 1 s. What waits for it: the DOM and call-object signals of a join or leave (±1 s of the
+ * issue's ±2 s) and the live listeners' events.
+ */
+const DRAIN_MS = 1_000;
+/** While a live listener follows the events (issue #18), which wait for a drain: half the wait. */
+const LIVE_DRAIN_MS = 500;
 /**
  * How often the journal is fsynced (a power loss loses at most this much). Every drain writes an
  * `alive` mark, so after a process crash a turn still open ends within one drain of the truth.
@@ -84,6 +93,7 @@ export class MeetingObserver extends EventEmitter<ObserverEvents> {
   #stopped = false;
   #cdp: Promise<CDPSession> | null = null;
   #onResponse: ((response: Response) => void) | null = null;
+  #live: () => boolean = () => false;
 
   private constructor(
     private readonly page: Page,
@@ -143,9 +153,41 @@ export class MeetingObserver extends EventEmitter<ObserverEvents> {
     const pending = this.#pendingRoster;
     this.#pendingRoster = [];
     if (pending.length > 0) this.#registry.roster(pending, clock.admittedAt);
-    this.#timer = setInterval(() => void this.#drainOnce(), DRAIN_MS);
-    this.#timer.unref();
+    this.#schedule();
     setTimeout(() => this.#unwatchResponses(), ROSTER_SNAPSHOT_MS).unref();
+  }
+
+  /** Drains every LIVE_DRAIN_MS instead of DRAIN_MS while `live()` says someone follows the events. */
+  liveWhile(live: () => boolean): void {
+    this.#live = live;
+  }
+
+  #schedule(): void {
+    this.#timer = setTimeout(
+      () => {
+        this.#schedule();
+        void this.#drainOnce();
+      },
+      this.#live() ? LIVE_DRAIN_MS : DRAIN_MS,
+    );
+    this.#timer.unref();
+  }
+
+  /**
+   * Sampling and draining stopped until `resume()`: the bench's within-bot A/B (duty-cycle.ts).
+   * What happens meanwhile is not observed (a turn spanning the pause ends at its last sample).
+   */
+  async pause(): Promise<void> {
+    if (!this.#timer || this.#stopped) return;
+    clearTimeout(this.#timer);
+    this.#timer = null;
+    await this.#evaluate(`window.${OBSERVER_GLOBAL} && window.${OBSERVER_GLOBAL}.pause()`);
+  }
+
+  async resume(): Promise<void> {
+    if (this.#timer || this.#stopped || !this.#clock) return;
+    await this.#evaluate(`window.${OBSERVER_GLOBAL} && window.${OBSERVER_GLOBAL}.resume()`);
+    this.#schedule();
   }
 
   #unwatchResponses(): void {
@@ -159,7 +201,8 @@ export class MeetingObserver extends EventEmitter<ObserverEvents> {
    */
   async stop(): Promise<void> {
     if (this.#stopped) return;
-    if (this.#timer) clearInterval(this.#timer);
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
     // A page stuck in an evaluate must not hold the way out (run.ts bounds the drive the same way).
     const bounded = (p: Promise<void> | null) => Promise.race([p, new Promise<void>((r) => setTimeout(r, STOP_DRAIN_MS).unref())]);
     await bounded(this.#draining);
@@ -220,25 +263,30 @@ export class MeetingObserver extends EventEmitter<ObserverEvents> {
   }
 
   /**
-   * One `drain()` in the page, straight over CDP: Runtime.evaluate of the page's JSON string
-   * costs a fraction of `page.evaluate` (no utility script walking the value in the page, no
-   * protocol objects in the worker). Null when the page cannot answer (navigating, closing: the
-   * next round tries again).
+   * An expression evaluated in the page straight over CDP: Runtime.evaluate of the page's JSON
+   * string costs a fraction of `page.evaluate` (no utility script walking the value in the page,
+   * no protocol objects in the worker). Undefined when the page cannot answer (navigating,
+   * closing: the next round tries again).
    */
-  async #evaluateDrain(): Promise<PageDrain | null> {
+  async #evaluate(expression: string): Promise<unknown> {
     try {
       this.#cdp ??= this.page.context().newCDPSession(this.page);
       const cdp = await this.#cdp;
-      const answer = (await cdp.send("Runtime.evaluate", { expression: DRAIN_EXPRESSION, returnByValue: true })) as { result?: { value?: unknown } };
-      const value = answer.result?.value;
-      return typeof value === "string" ? (JSON.parse(value) as PageDrain) : null;
+      const answer = (await cdp.send("Runtime.evaluate", { expression, returnByValue: true })) as { result?: { value?: unknown } };
+      return answer.result?.value;
     } catch {
       // A session that failed or lost its target is replaced on the next round.
       const failed = this.#cdp;
       this.#cdp = null;
       void failed?.then((session) => session.detach()).catch(() => undefined);
-      return null;
+      return undefined;
     }
+  }
+
+  /** One `drain()` in the page; null when it could not answer. */
+  async #evaluateDrain(): Promise<PageDrain | null> {
+    const value = await this.#evaluate(DRAIN_EXPRESSION);
+    return typeof value === "string" ? (JSON.parse(value) as PageDrain) : null;
   }
 
   async #drain(): Promise<void> {

@@ -120,7 +120,7 @@ export const PAGE_SCRIPT = `(() => {
     if (lastTs.size === 0) for (const tile of tiles()) if (speaking(tile)) talking.push(tileName(tile));
     push(samples, { t: now, csrc: Array.from(active), heard, level, tiles: talking });
   };
-  setInterval(sample, 100);
+  let sampler = setInterval(sample, 100);
   const callObject = () => {
     let call = null;
     try {
@@ -165,6 +165,9 @@ export const PAGE_SCRIPT = `(() => {
       return '{"samples":' + JSON.stringify(samples.splice(0)) + ',"dsh":' + JSON.stringify(dsh.splice(0)) + ',"now":' + Date.now() + (fresh ? ',"view":' + view : "") + "}";
     },
     emailShaped: (s) => EMAIL.test(s),
+    // The bench's within-bot A/B (worker/observe/duty-cycle.ts): the sampler stopped and started.
+    pause() { clearInterval(sampler); sampler = null; },
+    resume() { if (sampler === null) sampler = setInterval(sample, 100); },
   };
 })();`;
 

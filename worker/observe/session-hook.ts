@@ -11,6 +11,7 @@ import type { Logger } from "../../shared/log/logger.ts";
 import { TIMELINE_JOURNAL_NAME } from "../../shared/timeline/index.ts";
 import type { Channel } from "../session/channel.ts";
 import { trimOffsetFor } from "../../shared/recording/index.ts";
+import { alternateMs, startDutyCycle } from "./duty-cycle.ts";
 import { MeetingObserver } from "./observer.ts";
 
 /** How long a newcomer's webhook waits for the DOM's decorations of the name (tiles poll every 0.5 s). */
@@ -37,6 +38,7 @@ export async function startObservation(options: { init: InitMessage; page: Page;
     logger.warn({ err }, "observe: could not start; this session gets no speaker timeline");
   }
   let admittedAt: number | null = null;
+  let endDutyCycle: (() => void) | null = null;
   // One queue, so the webhooks keep the order of what happened.
   let queue: Promise<unknown> = Promise.resolve();
   observer?.on("participant", (e) => {
@@ -69,9 +71,14 @@ export async function startObservation(options: { init: InitMessage; page: Page;
       // Where the recording will be cut (shared/recording/trim.ts, the same rule on every path).
       const plannedOrigin = openedAt === null ? at : openedAt + trimOffsetFor((at - openedAt) / 1000) * 1000;
       observer?.admitted({ openedAt, admittedAt: at, plannedOrigin });
+      const period = alternateMs();
+      if (observer && period > 0) endDutyCycle = startDutyCycle(observer, period);
     },
     flushed: async () => void (await queue.catch(() => undefined)),
-    stop: async () => observer?.stop().catch((err: unknown) => logger.warn({ err }, "observe: stop failed")),
+    stop: async () => {
+      endDutyCycle?.();
+      await observer?.stop().catch((err: unknown) => logger.warn({ err }, "observe: stop failed"));
+    },
     async finish(firstSampleAt) {
       await observer?.finish(firstSampleAt ?? admittedAt).catch((err: unknown) => logger.warn({ err }, "observe: finish failed"));
     },
