@@ -49,6 +49,13 @@ export const CHROMIUM_ARGS: readonly string[] = [
   // LANGUAGE=de); `--accept-lang` and the context locale below pin it whatever the host says.
   `--lang=${BROWSER_LOCALE}`,
   `--accept-lang=${ACCEPT_LANGUAGES}`,
+  // Chromium 156 starts its on-device AI service 3 minutes after launch to benchmark the machine
+  // for Gemini Nano (optimization_guide's PerformanceClassifier, whatever the two features that
+  // gate it say): one more process of 56 MB PSS per bot for the rest of the meeting, and a burst of
+  // CPU (up to 1.6 s in a meeting). A performance class given on the command line (9: "native
+  // library failed to load") is taken as is, and the service never starts: measured with the
+  // browser alone, 200 s, no on_device_model process against one at +180 s (56.1 MB PSS).
+  "--optimization-guide-performance-class=9",
 ];
 
 export interface LaunchOptions {
