@@ -33,6 +33,11 @@ async function warmChromium(dir: string, id: string, timeoutMs = 90_000): Promis
   throw new Error(`no Chromium for warm worker ${id}`);
 }
 
+/** The warm worker's record primer (worker/audio/record-primer.ts): its parec writing to /dev/null. */
+async function primers(workerPid: number): Promise<number[]> {
+  return (await listProcesses()).filter((p) => p.ppid === workerPid && p.cmdline.startsWith("parec ") && p.cmdline.endsWith(" /dev/null")).map((p) => p.pid);
+}
+
 describe("warm pool with the real worker", { timeout: 600_000, concurrency: false }, () => {
   test("a join on a warm worker in a meeting with video: no frame decoded, the recording intact, shutdown leaves nothing", async (t) => {
     const fixture = await startTeamsFixture();
@@ -41,6 +46,9 @@ describe("warm pool with the real worker", { timeout: 600_000, concurrency: fals
     const [warm] = await waitForWorkers(app.recordingsDir, (w) => w.length === 1 && w[0]!.warm, 90_000);
     assert.ok(warm);
     const chromiumPid = await warmChromium(app.recordingsDir, warm.id);
+    // While it waits, a primer keeps the recording sink's clock short (the recorder opens at once).
+    for (let i = 0; i < 100 && (await primers(warm.pid)).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal((await primers(warm.pid)).length, 1, "one record primer while warm");
 
     const meeting = fixture.createMeeting({ lobby: false, video: { streams: 3, width: 640, height: 360, fps: 15 }, churn: true, tone: { frequency: 440 } });
     const join = await app.request("POST", "/join", { body: { meeting_url: meeting.joinUrl, display_name: "Warm Bot" } });
@@ -50,6 +58,8 @@ describe("warm pool with the real worker", { timeout: 600_000, concurrency: fals
     await waitForSession(app, id, (s) => s.status === "recording", 120_000);
     // The browser that joined is the one started before the join.
     assert.ok((await listProcesses()).some((p) => p.pid === chromiumPid), "the warm Chromium is still the session's");
+    // The recorder's own stream keeps the sink's clock now: the primer is gone.
+    assert.deepEqual(await primers(warm.pid), [], "the primer stops once the recorder is open");
 
     const deadline = Date.now() + 60_000;
     while (meeting.state().mediaReports < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
@@ -78,6 +88,9 @@ describe("warm pool with the real worker", { timeout: 600_000, concurrency: fals
     const [warm] = await waitForWorkers(app.recordingsDir, (w) => w.length === 1 && w[0]!.warm, 90_000);
     assert.ok(warm);
     const chromiumPid = await warmChromium(app.recordingsDir, warm.id);
+    // While it waits, a primer keeps the recording sink's clock short (the recorder opens at once).
+    for (let i = 0; i < 100 && (await primers(warm.pid)).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal((await primers(warm.pid)).length, 1, "one record primer while warm");
     process.kill(chromiumPid, "SIGKILL");
     const [next] = await waitForWorkers(app.recordingsDir, (w) => w.length === 1 && w[0]!.id !== warm.id, 90_000);
     assert.ok(next?.warm);

@@ -2,6 +2,7 @@ import type { Logger } from "../../shared/log/logger.ts";
 import type { ErrorCode } from "../../shared/recording/error-codes.ts";
 import { killProcessGroup } from "../../shared/process/group.ts";
 import { startPulse, type PulseDaemon } from "../audio/pulse.ts";
+import type { RecordPrimer } from "../audio/record-primer.ts";
 import { startRecorder, type Recorder, type RecordingFormat } from "../audio/recorder.ts";
 import { launchBrowser, loadPlaywright, type BrowserHandle } from "../browser/launch.ts";
 
@@ -13,8 +14,11 @@ export interface MediaOptions {
   chromiumPath?: string;
   /** Null when the session does not record (`record` false): no ffmpeg at all. */
   recording: { path: string; format: RecordingFormat } | null;
-  /** A warm worker's PulseAudio and Chromium (worker/session/warm.ts): only ffmpeg is started. */
-  prepared?: { pulse: PulseDaemon; browser: BrowserHandle };
+  /**
+   * A warm worker's PulseAudio and Chromium (worker/session/warm.ts): only ffmpeg is started. Its
+   * primer (record-primer.ts) is stopped once ffmpeg is open.
+   */
+  prepared?: { pulse: PulseDaemon; browser: BrowserHandle; primer?: RecordPrimer };
 }
 
 /** A failure while the session runs, worded for a person (it becomes `error_message`). */
@@ -105,6 +109,8 @@ export async function startMedia(options: MediaOptions): Promise<Media> {
     throw new MediaFailure(`Chromium failed to launch: ${firstLine(err)}`, { cause: err }, "browser_crashed");
   });
   const [recorderResult, browserResult] = await Promise.allSettled([recorderStart, browserStart]);
+  // The recorder's own stream keeps the sink's clock now (or nothing records).
+  await options.prepared?.primer?.stop();
   if (recorderResult.status === "rejected" || browserResult.status === "rejected") {
     if (browserResult.status === "fulfilled") await browserResult.value.close().catch(() => undefined);
     if (recorderResult.status === "fulfilled") await recorderResult.value?.stop().catch(() => undefined);

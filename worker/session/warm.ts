@@ -1,7 +1,7 @@
 /**
  * A warm worker (control/bot/warm-pool/): PulseAudio and Chromium on a blank page with a fresh
  * profile, started before any meeting is known, so that `init` only has to start ffmpeg and open
- * the meeting. Used by one session, never by a second one: the worker exits when it ends.
+ * the meeting (and ffmpeg opens at once: record-primer.ts). Used by one session, never by a second one: the worker exits when it ends.
  * Until `init`, a crash of either process ends the worker (the pool starts a fresh one).
  */
 import { mkdir, rm } from "node:fs/promises";
@@ -9,12 +9,15 @@ import type { FromWorker, WarmMessage } from "../../shared/ipc/messages.ts";
 import type { Logger } from "../../shared/log/logger.ts";
 import { killProcessGroup } from "../../shared/process/group.ts";
 import { startPulse, type PulseDaemon } from "../audio/pulse.ts";
+import { primeRecordSource, type RecordPrimer } from "../audio/record-primer.ts";
 import { launchBrowser, loadPlaywright, type BrowserHandle } from "../browser/launch.ts";
 
 export interface Prepared {
   workDir: string;
   pulse: PulseDaemon;
   browser: BrowserHandle;
+  /** Keeps the recording sink's clock short until the session's recorder is open (record-primer.ts). */
+  primer: RecordPrimer;
 }
 
 export interface WarmWorker {
@@ -58,12 +61,13 @@ export function startWarm(message: WarmMessage, send: (m: FromWorker) => Promise
       throw new Error(`Chromium failed to launch: ${firstLine(err)}`, { cause: err });
     }
     pids.push(browser.pid);
-    return { workDir, pulse, browser };
+    return { workDir, pulse, browser, primer: primeRecordSource({ pulseEnv: pulse.env, source: pulse.recMonitor, logger }) };
   })();
 
   const end = (): Promise<void> => {
     ending ??= (async () => {
       const p = await prepared.catch(() => null);
+      await p?.primer.stop();
       await p?.browser.close().catch((err: unknown) => logger.error({ err }, "closing Chromium failed"));
       await p?.pulse.stop().catch((err: unknown) => logger.error({ err }, "stopping PulseAudio failed"));
       process.removeListener("exit", killOnExit);
