@@ -1,28 +1,22 @@
 /** What `make bench-bot` measures of a worker's process tree, and how it summarises figures. */
 import { cpus, totalmem } from "node:os";
 import { execFileSync } from "node:child_process";
-import { listProcesses } from "../../shared/process/group.ts";
+import { listProcesses, type ProcessInfo } from "../../shared/process/group.ts";
 import { TICKS_PER_SECOND, cpuTicks } from "../../shared/process/proc-stat.ts";
 import { pssBytes } from "../../worker/browser/processes.ts";
 
-
 /**
- * Pids of one worker's tree: every process naming its folder (worker, Chromium, ffmpeg,
+ * One worker's tree among `all`: every process naming its folder (worker, Chromium, ffmpeg,
  * PulseAudio: warm workers live in their session's folder too), plus the groups they lead.
  */
-export async function treePids(marker: string): Promise<number[]> {
-  const all = await listProcesses();
+function inTree<T extends ProcessInfo>(all: T[], marker: string): T[] {
   const groups = new Set(all.filter((p) => p.cmdline.includes(marker)).map((p) => p.pgid));
-  return all.filter((p) => groups.has(p.pgid) || p.cmdline.includes(marker)).map((p) => p.pid);
+  return all.filter((p) => groups.has(p.pgid) || p.cmdline.includes(marker));
 }
 
-async function ticksByPid(pids: number[]): Promise<Map<number, number>> {
-  const out = new Map<number, number>();
-  for (const pid of pids) {
-    const ticks = await cpuTicks(pid);
-    if (ticks !== undefined) out.set(pid, ticks);
-  }
-  return out;
+/** Pids of one worker's tree (inTree). */
+export async function treePids(marker: string): Promise<number[]> {
+  return inTree(await listProcesses(), marker).map((p) => p.pid);
 }
 
 /**
@@ -30,13 +24,7 @@ async function ticksByPid(pids: number[]): Promise<Map<number, number>> {
  * plus those of processes that appeared meanwhile (from 0).
  */
 export async function cpuPercent(marker: string, seconds: number): Promise<number> {
-  const before = await ticksByPid(await treePids(marker));
-  const t0 = performance.now();
-  await new Promise((r) => setTimeout(r, seconds * 1000));
-  const after = await ticksByPid(await treePids(marker));
-  let ticks = 0;
-  for (const [pid, t] of after) ticks += t - (before.get(pid) ?? 0);
-  return (ticks / TICKS_PER_SECOND / ((performance.now() - t0) / 1000)) * 100;
+  return (await cpuByKind(marker, seconds)).get("all") ?? 0;
 }
 
 /** The kind of a process of a worker's tree, for splitting its CPU: Chromium's by `--type=`. */
@@ -59,9 +47,8 @@ export async function treeTicks(markers: string[]): Promise<Map<string, TreeTick
   const all = await listProcesses();
   const out = new Map<string, TreeTicks>();
   for (const marker of markers) {
-    const groups = new Set(all.filter((p) => p.cmdline.includes(marker)).map((p) => p.pgid));
     const tree: TreeTicks = new Map();
-    for (const p of all.filter((q) => groups.has(q.pgid) || q.cmdline.includes(marker))) {
+    for (const p of inTree(all, marker)) {
       const ticks = await cpuTicks(p.pid);
       if (ticks !== undefined) tree.set(p.pid, { kind: processKind(p.cmdline), ticks });
     }

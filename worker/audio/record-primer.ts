@@ -38,11 +38,6 @@ export function primeRecordSource(options: { pulseEnv: Record<string, string>; s
   }
   let stopping: Promise<void> | null = null;
   return {
-    stop() {
-      stopping ??= (async () => {
-        await child?.stop({ signal: "SIGTERM", group: true, timeoutMs: 2_000 }).catch(() => undefined);
-      })();
-      return stopping;
-    },
+    stop: () => (stopping ??= child ? child.stop({ signal: "SIGTERM", group: true, timeoutMs: 2_000 }).then(() => undefined, () => undefined) : Promise.resolve()),
   };
 }

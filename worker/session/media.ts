@@ -18,7 +18,7 @@ export interface MediaOptions {
    * A warm worker's PulseAudio and Chromium (worker/session/warm.ts): only ffmpeg is started. Its
    * primer (record-primer.ts) is stopped once ffmpeg is open.
    */
-  prepared?: { pulse: PulseDaemon; browser: BrowserHandle; primer?: RecordPrimer };
+  prepared?: { pulse: PulseDaemon; browser: BrowserHandle; primer: RecordPrimer };
 }
 
 /** A failure while the session runs, worded for a person (it becomes `error_message`). */
@@ -110,7 +110,7 @@ export async function startMedia(options: MediaOptions): Promise<Media> {
   });
   const [recorderResult, browserResult] = await Promise.allSettled([recorderStart, browserStart]);
   // The recorder's own stream keeps the sink's clock now (or nothing records).
-  await options.prepared?.primer?.stop();
+  await options.prepared?.primer.stop();
   if (recorderResult.status === "rejected" || browserResult.status === "rejected") {
     if (browserResult.status === "fulfilled") await browserResult.value.close().catch(() => undefined);
     if (recorderResult.status === "fulfilled") await recorderResult.value?.stop().catch(() => undefined);
