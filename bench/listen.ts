@@ -14,14 +14,14 @@
  *    with one) and everything the recording hears passes through it before the tap.
  *    Per stage (`stages_from_onset`, and each stage's share per burst): the same onset read by
  *    parecs of this process straight from the recording's source (at 5 ms, and at the tap's
- *    20 ms: the part before the tap), by a 48 kHz stereo listener (the tap's own format, no
- *    resampler) and by the 16 kHz one (resampled); the bot browser's own figures (`page` only:
- *    jitter buffer, playout to the audio device, from getStats() in the fixture page) and
- *    PulseAudio's (`pactl list`: each stream's buffer and device latency);
+ *    20 ms: the part before the tap), by a 48 kHz stereo listener (the source's own format, no
+ *    resampling) and by the 16 kHz one (resampled by PulseAudio for its tap); the bot browser's
+ *    own figures (`page` only: jitter buffer, playout to the audio device, from getStats() in
+ *    the fixture page) and PulseAudio's (`pactl list`: each stream's buffer and device latency);
  *  - CPU, % of one core over BENCH_CPU_SECONDS windows (mic off), with 0 listeners, 1 (16 kHz
- *    mono), 4 of 16 kHz mono (one shared resampler) and 4 of different formats (8k mono, 16k
- *    mono, 24k mono, 48k stereo: a resampler each, the worst case): the worker node process, the
- *    tap (parec) and resamplers (ffmpeg), PulseAudio, this process (the control plane, with the
+ *    mono), 4 of 16 kHz mono (one shared tap) and 4 of different formats (8k mono, 16k mono, 24k
+ *    mono, 48k stereo: a tap each, the worst case): the worker node process, the taps (parec;
+ *    the session's silence watcher's parec counts here too, in every row), PulseAudio, this process (the control plane, with the
  *    Teams fixture's own small load) and the consumers (bench/listen-consumer.ts, a process of
  *    their own, reported apart: they are the client's cost, not the service's), after one
  *    listener has come and gone (warm-up, not counted). Per listener = service total with N
@@ -74,7 +74,6 @@ async function groups(workDir: string): Promise<Record<string, number[]>> {
   return {
     worker,
     tap: kids.filter((p) => p.cmdline.includes("parec")).map((p) => p.pid),
-    resamplers: kids.filter((p) => p.cmdline.includes("ffmpeg") && p.cmdline.includes("aresample")).map((p) => p.pid),
     pulseaudio: kids.filter((p) => p.cmdline.startsWith("pulseaudio")).map((p) => p.pid),
     control_plane: [process.pid],
     consumers: consumerPids,
@@ -230,8 +229,8 @@ async function pulseLatencies(workDir: string): Promise<Record<string, string>> 
 
 /**
  * Latency from each burst's onset in the meeting, at each stage, per burst: the recording's sink
- * (parec of this process at 5 ms, and at the tap's 20 ms), a 48 kHz stereo listener (the tap's
- * format: framed without a resampler) and the 16 kHz mono one (through the resampler). The
+ * (parec of this process at 5 ms, and at the tap's 20 ms), a 48 kHz stereo listener (the
+ * source's format: no resampling) and the 16 kHz mono one (resampled by PulseAudio). The
  * differences, per burst, are each stage's share.
  */
 async function latency(s: Session): Promise<Record<string, unknown>> {
@@ -254,7 +253,7 @@ async function latency(s: Session): Promise<Record<string, unknown>> {
   };
   const arrivals = { rec_sink_5ms: direct5.onsets(), rec_sink_20ms: direct20.onsets(), listener_48k2: heardBy(l48, 48_000, 2), listener_16k1: heardBy(l16, 16_000, 1) };
   const at: Record<keyof typeof arrivals, number[]> = { rec_sink_5ms: [], rec_sink_20ms: [], listener_48k2: [], listener_16k1: [] };
-  const shares: Record<string, number[]> = { tap_fragment_20ms: [], framing_ipc_pacer_ws: [], resampler: [] };
+  const shares: Record<string, number[]> = { tap_fragment_20ms: [], framing_ipc_pacer_ws: [], resampling: [] };
   let missed = 0;
   for (const onset of (await s.onsets()).filter((o) => o >= since + 200 && o < Date.now() - 1500)) {
     const find = (xs: number[]) => xs.find((a) => a >= onset && a < onset + ON_MS + OFF_MS);
@@ -264,7 +263,7 @@ async function latency(s: Session): Promise<Record<string, unknown>> {
     const share = (name: string, a: number | undefined, b: number | undefined) => a !== undefined && b !== undefined && shares[name]?.push(a - b);
     share("tap_fragment_20ms", got.rec_sink_20ms, got.rec_sink_5ms);
     share("framing_ipc_pacer_ws", got.listener_48k2, got.rec_sink_20ms);
-    share("resampler", got.listener_16k1, got.listener_48k2);
+    share("resampling", got.listener_16k1, got.listener_48k2);
   }
   // A token holds one of the session's 4 listener slots until it is revoked.
   for (const r of [l16, l48]) {

@@ -12,10 +12,6 @@ export type ListenSampleRate = (typeof LISTEN_SAMPLE_RATES)[number];
 export const LISTEN_CHANNELS = [1, 2] as const;
 export type ListenChannels = (typeof LISTEN_CHANNELS)[number];
 
-/** What the recording hears: the `rec` sink's monitor, 48 kHz stereo s16le (media-pipeline.md). */
-export const SOURCE_RATE = 48_000;
-export const SOURCE_CHANNELS = 2;
-
 /** Every binary frame holds exactly this much audio (the issue's contract). */
 export const FRAME_MS = 20;
 export const SAMPLE_FORMAT = "s16le";
@@ -38,7 +34,7 @@ export function audioMs(format: ListenFormat, bytes: number): number {
   return (bytes / (format.sampleRate * format.channels * 2)) * 1000;
 }
 
-/** A short, stable name for a format: one resampler serves every listener with the same key. */
+/** A short, stable name for a format: one tap serves every listener with the same key. */
 export function formatKey(format: ListenFormat): string {
   return `${format.sampleRate}x${format.channels}`;
 }

@@ -51,6 +51,11 @@ const DAEMON_CONF = [
   // without the privilege the daemon logs a warning and runs as before.
   "high-priority = yes",
   "realtime-scheduling = yes",
+  // Listening taps ask for their own rate (worker/listen/capture.ts): speex at quality 3 left a
+  // 6 kHz tone resampled to 8 kHz at -108 dB under a 1 kHz one (the default, speex-float-1:
+  // -73 dB), for no CPU the daemon's tick count could tell apart (three taps, 20 s). Nothing
+  // else here is resampled: Chromium, the recorder and the microphone run at 48 kHz.
+  "resample-method = speex-float-3",
   "",
 ].join("\n");
 

@@ -1,18 +1,18 @@
 /**
- * The listen tap: one `parec` per session reading the recording's own source (the `rec` sink's
- * monitor), so listeners hear exactly what the recording hears, as 48 kHz stereo s16le. It is a
- * second reader beside the recorder's ffmpeg rather than a tee inside it, so a listener can never
- * stall or end the recording, and `record` false sessions (no recorder) are heard the same way.
+ * A listen tap: one `parec` per listening format reading the recording's own source (the `rec`
+ * sink's monitor), so listeners hear exactly what the recording hears, and asking PulseAudio for
+ * the listener's rate and channel count. The daemon converts with its resampler (speex, windowed
+ * sinc: worker/audio/pulse.ts says which quality and why); stereo to mono is its average of L and
+ * R. It is a reader beside the recorder's ffmpeg rather than a tee inside it, so a listener can
+ * never stall or end the recording, and `record` false sessions (no recorder) are heard the same
+ * way.
  *
- * Measured on this machine (parec vs. alternatives, 20-30 s each with a tone in `rec`, load 8-11):
- * a second `ffmpeg -f pulse` per listener, resampling itself, cost 0.45% of a core plus 0.35% in
- * PulseAudio per listener; this shared parec costs 0.2-0.3% once per session, and each listening
- * format adds a pipe-fed resampler ffmpeg of 0.35% (bench/listen.ts prints the live figures). A
- * tee in the recorder's ffmpeg added 0.17%, but it exists only while recording and a blocked
- * output would hold up the file.
+ * One tap per format against the first design (one 48 kHz stereo parec, and an ffmpeg resampler
+ * per other format fed through the worker): one process and two pipe hops fewer per format, each
+ * of which woke every 20 ms (`make bench-listen`: see the commit that brought it).
  */
 import type { Logger } from "../../shared/log/logger.ts";
-import { SOURCE_CHANNELS, SOURCE_RATE } from "../../shared/listen/protocol.ts";
+import type { ListenFormat } from "../../shared/listen/protocol.ts";
 import { benchOverride } from "../../shared/process/bench-override.ts";
 import { spawnChild, type Child, type ChildExit } from "../../shared/process/child.ts";
 import { killProcessGroup } from "../../shared/process/group.ts";
@@ -20,7 +20,7 @@ import { killProcessGroup } from "../../shared/process/group.ts";
 /**
  * PulseAudio's fragment for this record stream. Its default (~2 s of buffer, fragments of
  * hundreds of ms) would put that much in front of every listener; 20 ms is one listener frame.
- * Every process on the path wakes once per fragment (PulseAudio, parec, the resampler, this
+ * Every process on the path wakes once per fragment (PulseAudio, parec, a resampler then, this
  * worker, the control plane), so the fragment sets most of listening's CPU: 40 ms, A/B against
  * 20 ms in two adjacent pairs of `make bench-listen` runs (2026-11-26, load 1-2.5), cut the
  * service's CPU for four listeners of four formats from 2.76 and 2.55 to 1.4 and 1.5 % of a core
@@ -43,6 +43,8 @@ export interface CaptureOptions {
   pulseEnv: Record<string, string>;
   /** The recorder's source, normally "rec.monitor" (PulseDaemon.recMonitor). */
   source: string;
+  /** What the listener asked for: PulseAudio converts to it. */
+  format: ListenFormat;
   logger: Logger;
   onChunk: (chunk: Buffer) => void;
 }
@@ -60,8 +62,8 @@ export function startCapture(options: CaptureOptions): Capture {
     args: [
       "--raw",
       "--format=s16le",
-      `--rate=${SOURCE_RATE}`,
-      `--channels=${SOURCE_CHANNELS}`,
+      `--rate=${options.format.sampleRate}`,
+      `--channels=${options.format.channels}`,
       `--latency-msec=${tapLatencyMs()}`,
       `--device=${options.source}`,
       "--client-name=bot-listen",

@@ -1,0 +1,85 @@
+/**
+ * The listen tap (worker/listen/capture.ts) on a real PulseAudio daemon of the worker's own
+ * configuration: a tone pair played into `rec` (1 kHz, and 6 kHz, which lies above an 8 kHz
+ * listener's Nyquist) comes out of a tap at each listening format resampled by a real,
+ * band-limited resampler: the 1 kHz tone at its level, the 6 kHz one kept at 16 kHz and above,
+ * and at 8 kHz neither passed nor folded to 2 kHz (sample dropping would fold it at full level).
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { createLogger } from "../../shared/log/logger.ts";
+import type { ListenFormat } from "../../shared/listen/protocol.ts";
+import { startPulse } from "../../worker/audio/pulse.ts";
+import { startCapture } from "../../worker/listen/capture.ts";
+import { goertzelPower } from "../helpers/audio/analysis.ts";
+import { cleanupStack } from "../helpers/audio/cleanup.ts";
+import { channel, float, sleep, waitFor } from "./helpers.ts";
+
+const logger = createLogger({ level: process.env.LOG_LEVEL ?? "warn" });
+const RATE = 48_000;
+
+/** 48 kHz stereo s16le: 1 kHz and 6 kHz sines, each at 0.25 of full scale, for `seconds`. */
+function tonePair(seconds: number): Buffer {
+  const out = Buffer.alloc(RATE * seconds * 4);
+  for (let i = 0; i < RATE * seconds; i++) {
+    const v = Math.round(8192 * (Math.sin((2 * Math.PI * 1000 * i) / RATE) + Math.sin((2 * Math.PI * 6000 * i) / RATE)));
+    out.writeInt16LE(v, i * 4);
+    out.writeInt16LE(v, i * 4 + 2);
+  }
+  return out;
+}
+
+/** Level of `hz` against the 1 kHz tone, in dB, over 1 s of the tap's audio after its first 0.5 s. */
+function relativeDb(pcm: Buffer, format: ListenFormat, hz: number, ch = 0): number {
+  const samples = float(channel(pcm, format.channels, ch)).subarray(format.sampleRate / 2, format.sampleRate * 1.5);
+  const power = (f: number) => goertzelPower(samples, format.sampleRate, f);
+  return 10 * Math.log10(power(hz) / power(1000));
+}
+
+test("a tap at each listening format resamples through a band-limited resampler", async (t) => {
+  const defer = cleanupStack(t);
+  const dir = await mkdtemp(join(tmpdir(), "listen-tap-"));
+  defer(() => rm(dir, { recursive: true, force: true }));
+  const pulse = await startPulse({ dir, logger, mic: false });
+  defer(() => pulse.stop());
+  const player = spawn("pacat", ["--raw", "--format=s16le", `--rate=${RATE}`, "--channels=2", "--latency-msec=100", "--device=rec"], { env: { ...process.env, ...pulse.env }, stdio: ["pipe", "ignore", "ignore"] });
+  defer(() => player.kill("SIGKILL"));
+  player.stdin.on("error", () => undefined);
+  player.stdin.write(tonePair(12));
+  await sleep(300);
+
+  const formats: ListenFormat[] = [
+    { sampleRate: 8000, channels: 1 },
+    { sampleRate: 16000, channels: 1 },
+    { sampleRate: 48000, channels: 2 },
+  ];
+  const got = formats.map((format) => {
+    const chunks: Buffer[] = [];
+    const capture = startCapture({ pulseEnv: pulse.env, source: pulse.recMonitor, format, logger, onChunk: (c) => chunks.push(c) });
+    defer(() => capture.stop());
+    return { format, chunks };
+  });
+  // An idle null sink has rendered up to 2 s ahead: the taps' first audio comes when that ends.
+  const bytesOf = (f: ListenFormat, seconds: number) => f.sampleRate * f.channels * 2 * seconds;
+  await waitFor("1.5 s at every tap", () => got.every(({ format, chunks }) => chunks.reduce((n, c) => n + c.length, 0) >= bytesOf(format, 1.5)), 10_000);
+
+  for (const { format, chunks } of got) {
+    const label = `${format.sampleRate} Hz × ${format.channels}`;
+    const pcm = Buffer.concat(chunks);
+    for (let ch = 0; ch < format.channels; ch++) {
+      const samples = float(channel(pcm, format.channels, ch)).subarray(format.sampleRate / 2, format.sampleRate * 1.5);
+      const level = Math.sqrt(goertzelPower(samples, format.sampleRate, 1000));
+      assert.ok(level > 0.05, `${label} ch${ch}: the 1 kHz tone is there (${level.toFixed(3)})`);
+      if (format.sampleRate >= 16000) assert.ok(relativeDb(pcm, format, 6000, ch) > -3, `${label} ch${ch}: 6 kHz kept (${relativeDb(pcm, format, 6000, ch).toFixed(1)} dB)`);
+    }
+    if (format.sampleRate === 8000) {
+      // 6 kHz folds to 2 kHz at 8 kHz; a band-limited resampler removes it first.
+      const alias = relativeDb(pcm, format, 2000);
+      assert.ok(alias < -60, `${label}: 6 kHz folded to 2 kHz at ${alias.toFixed(1)} dB (a real resampler stays under -60)`);
+    }
+  }
+});
