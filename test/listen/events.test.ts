@@ -58,7 +58,7 @@ describe("listen hub: events in order between the audio (real PulseAudio)", { ti
   let status: SessionStatus = "recording";
   before(async () => {
     pulse = await startPulse({ dir, logger, mic: false });
-    listen = createListen({ workDir: dir, pulseEnv: pulse.env, source: pulse.recMonitor, logger, status: () => status });
+    listen = createListen({ workDir: dir, pulseEnv: pulse.env, source: pulse.recMonitor, mic: false, logger, status: () => status });
   });
   after(async () => {
     await listen.close();

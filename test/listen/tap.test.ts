@@ -14,7 +14,7 @@ import { test } from "node:test";
 import { createLogger } from "../../shared/log/logger.ts";
 import type { ListenFormat } from "../../shared/listen/protocol.ts";
 import { startPulse } from "../../worker/audio/pulse.ts";
-import { startCapture } from "../../worker/listen/capture.ts";
+import { TAP_MS, startCapture } from "../../worker/listen/capture.ts";
 import { goertzelPower } from "../helpers/audio/analysis.ts";
 import { cleanupStack } from "../helpers/audio/cleanup.ts";
 import { channel, float, sleep, waitFor } from "./helpers.ts";
@@ -59,7 +59,7 @@ test("a tap at each listening format resamples through a band-limited resampler"
   ];
   const got = formats.map((format) => {
     const chunks: Buffer[] = [];
-    const capture = startCapture({ pulseEnv: pulse.env, source: pulse.recMonitor, format, logger, onChunk: (c) => chunks.push(c) });
+    const capture = startCapture({ pulseEnv: pulse.env, source: pulse.recMonitor, format, fragmentMs: TAP_MS.withMic, logger, onChunk: (c) => chunks.push(c) });
     defer(() => capture.stop());
     return { format, chunks };
   });

@@ -19,23 +19,26 @@ import { killProcessGroup } from "../../shared/process/group.ts";
 
 /**
  * PulseAudio's fragment for this record stream. Its default (~2 s of buffer, fragments of
- * hundreds of ms) would put that much in front of every listener; 20 ms is one listener frame.
- * Every process on the path wakes once per fragment (PulseAudio, parec, a resampler then, this
- * worker, the control plane), so the fragment sets most of listening's CPU: 40 ms, A/B against
- * 20 ms in two adjacent pairs of `make bench-listen` runs (2026-11-26, load 1-2.5), cut the
- * service's CPU for four listeners of four formats from 2.76 and 2.55 to 1.4 and 1.5 % of a core
- * each, but added 3-11 ms to the listening path (with the mic: median 143-151 ms against 127-153
- * for the whole meeting-to-listener latency). 20 ms stays: the latency target (median 150 ms)
- * has no margin left at 40.
+ * hundreds of ms) would put that much in front of every listener. Every process on the path
+ * wakes once per fragment (PulseAudio, parec, this worker, the control plane), so the fragment
+ * sets most of listening's CPU, and it follows what lies in front of the tap:
+ * - with a microphone the browser plays through Chromium's own ~30 ms buffer and a listener hears
+ *   the meeting ~125 ms late: 20 ms, one listener frame. 40 ms (`make bench-listen`, 2026-11-26,
+ *   load 1-2.5, two adjacent pairs) cut the CPU of four listeners of four formats from 2.76 and
+ *   2.55 to 1.4 and 1.5 % of a core each but added 3-11 ms (median 143-151 ms against 127-153):
+ *   no margin left under the 150 ms target;
+ * - without one the browser holds 500 ms (worker/browser/launch.ts: recordings without underrun
+ *   gaps on a loaded box) and the meeting arrives ~370 ms late: 40 ms, which adds ~10 ms to that
+ *   and halves the wake-ups (see the commit that brought it for the A/B).
  */
-const LATENCY_MS = 20;
+export const TAP_MS = { withMic: 20, withoutMic: 40 } as const;
 
 /**
- * The fragment: LATENCY_MS unless TOAMAISUTAA_LISTEN_TAP_MSEC says otherwise, which exists only
- * so that `make bench-listen` can A/B it (BENCH_TAP_MS).
+ * The fragment for a worker with or without a microphone, unless TOAMAISUTAA_LISTEN_TAP_MSEC
+ * says otherwise, which exists only so that `make bench-listen` can A/B it (BENCH_TAP_MS).
  */
-export function tapLatencyMs(env: NodeJS.ProcessEnv = process.env): number {
-  return benchOverride("TOAMAISUTAA_LISTEN_TAP_MSEC", LATENCY_MS, env);
+export function tapLatencyMs(mic: boolean, env: NodeJS.ProcessEnv = process.env): number {
+  return benchOverride("TOAMAISUTAA_LISTEN_TAP_MSEC", mic ? TAP_MS.withMic : TAP_MS.withoutMic, env);
 }
 const STOP_TIMEOUT_MS = 2_000;
 
@@ -45,6 +48,8 @@ export interface CaptureOptions {
   source: string;
   /** What the listener asked for: PulseAudio converts to it. */
   format: ListenFormat;
+  /** PulseAudio's fragment, ms (tapLatencyMs). */
+  fragmentMs: number;
   logger: Logger;
   onChunk: (chunk: Buffer) => void;
 }
@@ -64,7 +69,7 @@ export function startCapture(options: CaptureOptions): Capture {
       "--format=s16le",
       `--rate=${options.format.sampleRate}`,
       `--channels=${options.format.channels}`,
-      `--latency-msec=${tapLatencyMs()}`,
+      `--latency-msec=${options.fragmentMs}`,
       `--device=${options.source}`,
       "--client-name=bot-listen",
       "--stream-name=listen",

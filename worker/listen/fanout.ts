@@ -22,6 +22,8 @@ interface FormatStream {
 export interface FanoutOptions {
   pulseEnv: Record<string, string>;
   source: string;
+  /** Each tap's PulseAudio fragment, ms (capture.ts: tapLatencyMs). */
+  fragmentMs: number;
   logger: Logger;
   /** A tap died while listeners were attached (not stopped by us). */
   onFailure: (message: string) => void;
@@ -70,6 +72,7 @@ export class AudioFanout {
     const capture = startCapture({
       pulseEnv: this.#options.pulseEnv,
       source: this.#options.source,
+      fragmentMs: this.#options.fragmentMs,
       format,
       logger,
       onChunk: (chunk) => {

@@ -9,6 +9,7 @@ import type { Logger } from "../../shared/log/logger.ts";
 import { listenEventSchema, type ListenEvent, type ListenEventSink } from "../../shared/listen/events.ts";
 import { isListenOp, listenOpenArgsSchema } from "../../shared/listen/ops.ts";
 import { CLOSE, CLOSE_REASON } from "../../shared/listen/protocol.ts";
+import { tapLatencyMs } from "./capture.ts";
 import { AudioFanout } from "./fanout.ts";
 import { openListenServer, type EndNotice, type ListenServer } from "./server.ts";
 
@@ -19,6 +20,8 @@ export interface ListenDeps {
   pulseEnv: Record<string, string>;
   /** The recording's source (PulseDaemon.recMonitor): listeners hear what the file gets. */
   source: string;
+  /** Whether the browser has a microphone: it sets the taps' fragment (capture.ts: tapLatencyMs). */
+  mic: boolean;
   logger: Logger;
   status: () => SessionStatus | null;
 }
@@ -46,6 +49,7 @@ export function createListen(deps: ListenDeps): Listen {
   const fanout = new AudioFanout({
     pulseEnv: deps.pulseEnv,
     source: deps.source,
+    fragmentMs: tapLatencyMs(deps.mic),
     logger: log,
     onFailure: () => void server?.then((s) => s.end({ code: CLOSE.internal, reason: CLOSE_REASON.tapFailed })),
   });

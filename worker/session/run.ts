@@ -86,7 +86,7 @@ export async function runSession(init: InitMessage, channel: Channel, logger: Lo
   }
   // Live listeners (issue #18): the recording's audio and the session's events, whatever `record`
   // and MIC_PLAYBACK_ENABLED say.
-  const listen = createListen({ workDir: init.workDir, pulseEnv: media.pulse.env, source: media.pulse.recMonitor, logger, status: () => reporter.status });
+  const listen = createListen({ workDir: init.workDir, pulseEnv: media.pulse.env, source: media.pulse.recMonitor, mic: init.mic.enabled, logger, status: () => reporter.status });
   reporter.onStatus((status) => listen.publish({ type: "status", status }));
   // The meeting observer's speech and participant events are connected once it starts (below).
   try {
