@@ -88,23 +88,29 @@ function forward(
     headers["transfer-encoding"] = "chunked";
   }
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
-  let answered = false;
-  const upstream = send(url, { method: req.method, headers, agent: url.protocol === "https:" ? agents.https : agents.http }, (answer) => {
-    answered = true;
-    const out: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
-    res.writeHead(answer.statusCode ?? 502, out);
-    answer.pipe(res);
-    answer.on("error", () => res.destroy());
-  });
-  upstream.on("error", (err) => {
-    if (!answered && !res.headersSent) fail(err);
-    else res.destroy();
-  });
-  // The caller went away: so does the forwarded request (an ingest push ends at the owner too).
-  res.on("close", () => {
-    if (!res.writableFinished) upstream.destroy();
-  });
-  if (replay) upstream.end(replay);
-  else req.pipe(upstream);
+  const attempt = (retried: boolean): void => {
+    let answered = false;
+    const upstream = send(url, { method: req.method, headers, agent: url.protocol === "https:" ? agents.https : agents.http }, (answer) => {
+      answered = true;
+      const out: Record<string, string | string[]> = {};
+      for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
+      res.writeHead(answer.statusCode ?? 502, out);
+      answer.pipe(res);
+      answer.on("error", () => res.destroy());
+    });
+    upstream.on("error", (err: NodeJS.ErrnoException) => {
+      if (answered || res.headersSent) return void res.destroy();
+      // A kept-alive socket the owner closed (its idle timeout) just as this request went out:
+      // nothing reached it, so a body held whole is sent once more on a new connection.
+      if (!retried && replay && upstream.reusedSocket && err.code === "ECONNRESET") return attempt(true);
+      fail(err);
+    });
+    // The caller went away: so does the forwarded request (an ingest push ends at the owner too).
+    res.on("close", () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+    if (replay) upstream.end(replay);
+    else req.pipe(upstream);
+  };
+  attempt(false);
 }
