@@ -65,7 +65,11 @@ async function ownerOf(pool: Pool, sessionId: string): Promise<Owner | null> {
   return rows[0] ?? null;
 }
 
-function forward(
+/**
+ * Sends `req` on to `target` and streams the answer back; `fail` when nothing could be answered.
+ * Exported for its test (test/cluster/forward-retry.test.ts).
+ */
+export function forward(
   req: Request,
   res: Response,
   target: string,
