@@ -15,10 +15,14 @@ import { AUDIO_SERVICE_NICE, keepAudioServicePriority } from "../../worker/brows
 
 const AUDIO = "--utility-sub-type=audio.mojom.AudioService";
 const idle = "setInterval(() => {}, 1000)";
-/** The "browser": starts the service again whenever it exits, as Chromium does after a crash. */
+/**
+ * The "browser": starts the service again whenever it exits, as Chromium does after a crash. The
+ * flag comes in its environment, not its script: a child not yet past exec() shows the parent's
+ * argv, which must not look like a service.
+ */
 const PARENT = `
 const { spawn } = require("node:child_process");
-const start = () => spawn(process.execPath, ["-e", ${JSON.stringify(idle)}, "--", ${JSON.stringify(AUDIO)}], { stdio: "ignore" }).on("exit", start);
+const start = () => spawn(process.execPath, ["-e", ${JSON.stringify(idle)}, "--", process.env.AUDIO_FLAG], { stdio: "ignore" }).on("exit", start);
 start();
 spawn(process.execPath, ["-e", ${JSON.stringify(idle)}, "--", "--type=renderer"], { stdio: "ignore" });
 ${idle};
@@ -34,7 +38,8 @@ const read = (path: string): string => {
 const children = (pid: number): number[] =>
   readdirSync(`/proc/${pid}/task`).flatMap((tid) => read(`/proc/${pid}/task/${tid}/children`).split(" ").filter(Boolean).map(Number));
 const niceOfThreads = (pid: number): number[] => readdirSync(`/proc/${pid}/task`).map((tid) => Number(statFields(read(`/proc/${pid}/task/${tid}/stat`))[16]));
-const childWith = (parent: number, flag: string): number | undefined => children(parent).find((pid) => read(`/proc/${pid}/cmdline`).includes(flag));
+/** The child whose argv holds `flag` as an argument of its own (not as text inside a script). */
+const childWith = (parent: number, flag: string): number | undefined => children(parent).find((pid) => read(`/proc/${pid}/cmdline`).split("\0").includes(flag));
 
 async function until<T>(what: string, check: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -47,7 +52,7 @@ async function until<T>(what: string, check: () => T | undefined | false, timeou
 }
 
 test("every thread of the audio service gets its nice value, a restarted service too, other children keep theirs", { skip: process.getuid?.() !== 0 && "lowering a nice value needs root" }, async (t) => {
-  const parent = spawn(process.execPath, ["-e", PARENT], { stdio: "ignore", detached: true });
+  const parent = spawn(process.execPath, ["-e", PARENT], { stdio: "ignore", detached: true, env: { ...process.env, AUDIO_FLAG: AUDIO } });
   const group = parent.pid ?? 0;
   t.after(() => {
     try {
