@@ -21,8 +21,8 @@
  *  - CPU, % of one core over BENCH_CPU_SECONDS windows (mic off), with 0 listeners, 1 (16 kHz
  *    mono), 4 of 16 kHz mono (one shared tap) and 4 of different formats (8k mono, 16k mono, 24k
  *    mono, 48k stereo: a tap each, the worst case): the worker node process, the taps (parec;
- *    the session's silence watcher's parec counts here too, in every row), PulseAudio, this process (the control plane, with the
- *    Teams fixture's own small load) and the consumers (bench/listen-consumer.ts, a process of
+ *    the session's silence watcher's parec counts here too, in every row), PulseAudio, this
+ *    process (the control plane, with the Teams fixture's own small load) and the consumers (bench/listen-consumer.ts, a process of
  *    their own, reported apart: they are the client's cost, not the service's), after one
  *    listener has come and gone (warm-up, not counted). Per listener = service total with N
  *    minus with 0, over N; target under 1% of a core.

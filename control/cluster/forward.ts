@@ -5,7 +5,7 @@
  * whole). The middleware is keyed on the session's owner only, so routes mounted after it under
  * those shapes (evidence, the live timeline) are forwarded without knowing about the cluster.
  */
-import { request as httpRequest, Agent as HttpAgent, type IncomingHttpHeaders } from "node:http";
+import { request as httpRequest, Agent as HttpAgent, type ClientRequest, type IncomingHttpHeaders } from "node:http";
 import { request as httpsRequest, Agent as HttpsAgent } from "node:https";
 import type { Request, RequestHandler, Response } from "express";
 import type { Pool } from "pg";
@@ -92,9 +92,14 @@ export function forward(
     headers["transfer-encoding"] = "chunked";
   }
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+  let upstream: ClientRequest;
+  // The caller went away: so does the forwarded request (an ingest push ends at the owner too).
+  res.on("close", () => {
+    if (!res.writableFinished) upstream.destroy();
+  });
   const attempt = (retried: boolean): void => {
     let answered = false;
-    const upstream = send(url, { method: req.method, headers, agent: url.protocol === "https:" ? agents.https : agents.http }, (answer) => {
+    upstream = send(url, { method: req.method, headers, agent: url.protocol === "https:" ? agents.https : agents.http }, (answer) => {
       answered = true;
       const out: Record<string, string | string[]> = {};
       for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
@@ -102,19 +107,16 @@ export function forward(
       answer.pipe(res);
       answer.on("error", () => res.destroy());
     });
-    upstream.on("error", (err: NodeJS.ErrnoException) => {
+    const sent = upstream;
+    sent.on("error", (err: NodeJS.ErrnoException) => {
       if (answered || res.headersSent) return void res.destroy();
       // A kept-alive socket the owner closed (its idle timeout) just as this request went out:
       // nothing reached it, so a body held whole is sent once more on a new connection.
-      if (!retried && replay && upstream.reusedSocket && err.code === "ECONNRESET") return attempt(true);
+      if (!retried && replay && sent.reusedSocket && err.code === "ECONNRESET") return attempt(true);
       fail(err);
     });
-    // The caller went away: so does the forwarded request (an ingest push ends at the owner too).
-    res.on("close", () => {
-      if (!res.writableFinished) upstream.destroy();
-    });
-    if (replay) upstream.end(replay);
-    else req.pipe(upstream);
+    if (replay) sent.end(replay);
+    else req.pipe(sent);
   };
   attempt(false);
 }

@@ -13,8 +13,6 @@ import { PcmFramer } from "./framer.ts";
 export type FrameHandler = (frames: Buffer[]) => void;
 
 interface FormatStream {
-  readonly format: ListenFormat;
-  readonly framer: PcmFramer;
   readonly subscribers: Set<FrameHandler>;
   readonly capture: Capture;
 }
@@ -80,7 +78,7 @@ export class AudioFanout {
         if (frames.length > 0) for (const s of subscribers) s(frames);
       },
     });
-    const stream: FormatStream = { format, framer, subscribers, capture };
+    const stream: FormatStream = { subscribers, capture };
     this.#streams.set(key, stream);
     logger.debug({ pid: capture.pid, format: key }, "listen tap started");
     void capture.exited.then((exit) => {
