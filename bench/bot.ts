@@ -27,6 +27,7 @@
  * "Turn off incoming video" (the A/B figure of what the guard saves).
  * BENCH_AUDIO_SERVICE_RR=0 leaves the audio service's pulse threads at their nice value
  * (worker/browser/audio-priority.ts), the A/B of making them real-time.
+ * BENCH_PAUSE_DRAWING=0 keeps the bots' pages drawing in the call (worker/browser/drawing.ts).
  * BENCH_PULSE_LATENCY_MS sets the browser's PulseAudio buffer (worker/browser/launch.ts), for the
  * gap count of a shorter one (the latency of live listening sits mostly there).
  * Holds the media lock (test/harness/media-lock.ts) as bench-listen does: Chromium-heavy runs of
@@ -67,6 +68,7 @@ const WITHIN_PERIOD_MS = Number(env.BENCH_OBSERVE_PERIOD_MS ?? 10_000);
 const VIDEO_MODES: boolean[] = env.BENCH_VIDEO === "on" ? [true] : env.BENCH_VIDEO === "off" ? [false] : [false, true];
 if (env.BENCH_VIDEO_GUARD === "0") process.env.TOAMAISUTAA_VIDEO_GUARD = "0";
 if (env.BENCH_AUDIO_SERVICE_RR === "0") process.env.TOAMAISUTAA_AUDIO_SERVICE_RR = "0";
+if (env.BENCH_PAUSE_DRAWING === "0") process.env.TOAMAISUTAA_PAUSE_DRAWING = "0";
 if (env.BENCH_PULSE_LATENCY_MS) process.env.TOAMAISUTAA_PULSE_LATENCY_MSEC = env.BENCH_PULSE_LATENCY_MS;
 
 await holdMediaLock();
@@ -191,7 +193,7 @@ const pad = (s: string, n: number) => s.padStart(n);
 
 try {
   console.log(`bench-bot: ${machine()}`);
-  console.log(`settings: BENCH_BOTS=${BOTS} BENCH_SECONDS=${SECONDS} BENCH_SINGLE_JOINS=${SINGLE} BENCH_BURST=${BURST} WARM_WORKERS=${WARM} video guard ${env.BENCH_VIDEO_GUARD === "0" ? "OFF" : "on"} PULSE_LATENCY_MSEC ${env.BENCH_PULSE_LATENCY_MS ?? "default"} audio service pulse threads ${env.BENCH_AUDIO_SERVICE_RR === "0" ? "nice only" : "SCHED_RR"}`);
+  console.log(`settings: BENCH_BOTS=${BOTS} BENCH_SECONDS=${SECONDS} BENCH_SINGLE_JOINS=${SINGLE} BENCH_BURST=${BURST} WARM_WORKERS=${WARM} video guard ${env.BENCH_VIDEO_GUARD === "0" ? "OFF" : "on"} PULSE_LATENCY_MSEC ${env.BENCH_PULSE_LATENCY_MS ?? "default"} audio service pulse threads ${env.BENCH_AUDIO_SERVICE_RR === "0" ? "nice only" : "SCHED_RR"} page drawing in the call ${env.BENCH_PAUSE_DRAWING === "0" ? "on" : "paused"}`);
 
   if (WARM > 0) {
     const id = await readyWarm();

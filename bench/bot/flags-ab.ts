@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { createLogger } from "../../shared/log/logger.ts";
 import { startPulse } from "../../worker/audio/pulse.ts";
 import { launchBrowser } from "../../worker/browser/launch.ts";
+import { pageDrawing } from "../../worker/browser/drawing.ts";
 import { joinMeeting } from "../../worker/teams/index.ts";
 import { startTeamsFixture } from "../../test/fixture/teams/server.ts";
 import { listProcesses } from "../../shared/process/group.ts";
@@ -29,6 +30,8 @@ const DSF = process.env.AB_DSF ? Number(process.env.AB_DSF) : undefined;
 const CSS = process.env.AB_CSS;
 /** AB_STILL=1: A runs without the still-page sheet (launch.ts stillPage), B with it; otherwise both have it. */
 const STILL = process.env.AB_STILL === "1";
+/** AB_MINIMIZED=1: B's page stops drawing once in the call (worker/browser/drawing.ts). */
+const MINIMIZED = process.env.AB_MINIMIZED === "1";
 const SEQUENTIAL = process.env.AB_SEQUENTIAL === "1";
 /** AB_DETAIL=1: also each process's CPU ticks (over the whole run) and PSS, by kind. */
 const DETAIL = process.env.AB_DETAIL === "1";
@@ -66,11 +69,12 @@ interface Side {
   deviceScaleFactor?: number;
   css?: string;
   stillPage?: boolean;
+  minimized?: boolean;
 }
 const A_SIDE: Side = STILL ? { stillPage: false } : {};
-const B_SIDE: Side = { ...(DSF === undefined ? {} : { deviceScaleFactor: DSF }), ...(CSS ? { css: CSS } : {}) };
+const B_SIDE: Side = { ...(MINIMIZED ? { minimized: true } : {}), ...(DSF === undefined ? {} : { deviceScaleFactor: DSF }), ...(CSS ? { css: CSS } : {}) };
 
-async function run(extraArgs: string[], joined: () => Promise<void>, { deviceScaleFactor, css, stillPage }: Side): Promise<{ cpu: number; pss: number; procs: number }> {
+async function run(extraArgs: string[], joined: () => Promise<void>, { deviceScaleFactor, css, stillPage, minimized }: Side): Promise<{ cpu: number; pss: number; procs: number }> {
   const dir = mkdtempSync(join(tmpdir(), "flags-ab-"));
   const pulse = await startPulse({ dir, logger, mic: false });
   const browser = await launchBrowser({ dir, pulseEnv: pulse.env, logger, mic: false, extraArgs, deviceScaleFactor, stillPage });
@@ -90,6 +94,7 @@ async function run(extraArgs: string[], joined: () => Promise<void>, { deviceSca
       void joined();
       throw new Error(JSON.stringify(outcome));
     }
+    if (minimized) await pageDrawing(browser.page, logger).pause();
     await joined();
     await new Promise((r) => setTimeout(r, 5000));
     const cpu = await cpuPercent(dir, SECONDS);
@@ -104,7 +109,7 @@ async function run(extraArgs: string[], joined: () => Promise<void>, { deviceSca
 }
 
 console.log(
-  `flags-ab: B adds [${FLAGS.join(" ")}]${DSF === undefined ? "" : ` and deviceScaleFactor ${DSF}`}${CSS ? ` and CSS ${CSS}` : ""}${STILL ? " and the still-page sheet (A has none)" : ""}${BASE.length ? `, both have [${BASE.join(" ")}]` : ""}; ${ROUNDS} rounds × ${SECONDS} s, ${SEQUENTIAL ? "A then B" : "A and B at once"}, video ${VIDEO ? "on" : "off"}; ${machine()}`,
+  `flags-ab: B adds [${FLAGS.join(" ")}]${DSF === undefined ? "" : ` and deviceScaleFactor ${DSF}`}${CSS ? ` and CSS ${CSS}` : ""}${STILL ? " and the still-page sheet (A has none)" : ""}${MINIMIZED ? " and a minimized window" : ""}${BASE.length ? `, both have [${BASE.join(" ")}]` : ""}; ${ROUNDS} rounds × ${SECONDS} s, ${SEQUENTIAL ? "A then B" : "A and B at once"}, video ${VIDEO ? "on" : "off"}; ${machine()}`,
 );
 type Result = Awaited<ReturnType<typeof run>>;
 const a: Result[] = [];

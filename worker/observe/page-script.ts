@@ -80,7 +80,24 @@ export const PAGE_SCRIPT = `(() => {
     if (!outline) return false;
     if (outline.closest(".vdi-frame-occlusion") || outline.querySelector(".vdi-frame-occlusion")) return true;
     const ring = getComputedStyle(outline, "::before");
-    return ring.opacity === "1" && (RING.test(ring.borderColor) || RING.test(ring.backgroundColor) || RING.test(ring.boxShadow));
+    const opacity = ringHeading(outline) ?? ring.opacity;
+    return Number(opacity) === 1 && (RING.test(ring.borderColor) || RING.test(ring.backgroundColor) || RING.test(ring.boxShadow));
+  };
+  // Where a running transition or animation of the ring's opacity is heading (its last keyframe),
+  // or null. A page that is not drawing (worker/browser/drawing.ts) advances them only on its
+  // rare frames, so a ring fading in would read as half-lit for up to a second; its end state is
+  // what the page means, and is known as soon as the fade starts.
+  const ringHeading = (outline) => {
+    if (typeof outline.getAnimations !== "function") return null;
+    try {
+      for (const a of outline.getAnimations({ subtree: true })) {
+        const effect = a.effect;
+        if (a.playState !== "running" || !effect || effect.target !== outline || effect.pseudoElement !== "::before") continue;
+        const frames = effect.getKeyframes().filter((f) => f.opacity !== undefined);
+        if (frames.length > 0) return frames[frames.length - 1].opacity;
+      }
+    } catch {}
+    return null;
   };
   const tiles = () => Array.from(document.querySelectorAll('[data-stream-type="Video"]'));
   const sample = () => {

@@ -10,7 +10,8 @@ import { startMicPlayback } from "../playback/index.ts";
 import { watchConversationEnd } from "../teams/conversation-end.ts";
 import { startObservation } from "../observe/session-hook.ts";
 import { connectObserver } from "../listen/observer-events.ts";
-import { leaveMeeting } from "../teams/index.ts";
+import { leaveMeeting, wrapUiTurns } from "../teams/index.ts";
+import { pageDrawing, pauseDrawingEnabled } from "../browser/drawing.ts";
 import type { Channel } from "./channel.ts";
 import { MediaFailure, startMedia, type Media } from "./media.ts";
 import { driveMeeting, type DriveOptions, type MeetingRun } from "./meeting.ts";
@@ -115,6 +116,9 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
   const { media, journal, reporter, stop, abort, evidence, listen } = started;
   const page = media.browser.page;
   evidence.attach(page);
+  // In the call the page stops drawing except while the bot acts on it (issue #20).
+  const drawing = pageDrawing(page, logger);
+  wrapUiTurns(page, drawing.whileDrawing);
   evidence.steps.step("media_ready");
   // Before the page opens the link: the conversationEnd frames of the signalling WebSocket.
   const ends = watchConversationEnd(page, logger);
@@ -149,6 +153,7 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
   let gapReport: AudioGapReport | null = null;
   const onAdmitted = (admittedAt: number) => {
     observation.admitted(Date.now() - (performance.now() - admittedAt));
+    if (pauseDrawingEnabled()) void drawing.pause();
     gapReport ??= reportAudioGaps({ gaps: media.pulse.gaps, send: (m) => channel.send(m), logger });
     if (rules.silenceMs === null) return;
     silence = watchSilence({
@@ -168,6 +173,8 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
   await observation.stop();
   // The playback ffmpegs and the ingest socket go before the call is left.
   await playback?.close();
+  // The last screenshots and the leave's clicks see a drawing page.
+  await withTimeout(drawing.resume(), EVIDENCE_TIMEOUT_MS);
   let outcome: Outcome = run.outcome;
   // A crashed browser or ffmpeg shows up in the page as a generic failure: name the real cause.
   if (stop.signal.aborted && isStopCause(stop.signal.reason) && stop.signal.reason.kind === "error") {

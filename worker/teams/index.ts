@@ -6,5 +6,6 @@ export { watchCall, type WatchOptions, type WatchResult } from "./watch.ts";
 export { leaveMeeting, setMicMuted, type ControlResult } from "./controls.ts";
 export { disableNoiseSuppression } from "./noise-suppression.ts";
 export { turnOffIncomingVideo } from "./incoming-video.ts";
+export { wrapUiTurns } from "./ui-turn.ts";
 export { classify, probePage, type Probe, type Screen } from "./probe.ts";
 export type { ScreenName } from "./signals.ts";
