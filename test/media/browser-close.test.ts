@@ -1,13 +1,10 @@
 import assert from "node:assert/strict";
-import { mkdtemp, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { stat } from "node:fs/promises";
 import { test } from "node:test";
 import { createLogger } from "../../shared/log/logger.ts";
-import { startPulse } from "../../worker/audio/pulse.ts";
 import { launchBrowser } from "../../worker/browser/launch.ts";
 import { survivorsMentioning } from "../helpers/audio/leftovers.ts";
-import { cleanupStack } from "../helpers/audio/cleanup.ts";
+import { daemonInTempDir } from "../helpers/audio/daemon-dir.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
 
 // Real Chromium, PulseAudio and ffmpeg: one such file at a time (see media-lock.ts).
@@ -21,11 +18,7 @@ const logger = createLogger({ level: process.env.LOG_LEVEL ?? "silent" });
  * through `closed` before anyone calls close().
  */
 test("close() kills a hung Chromium; a crash resolves closed as unexpected", { timeout: 120_000 }, async (t) => {
-  const defer = cleanupStack(t);
-  const dir = await mkdtemp(join(tmpdir(), "media-close-"));
-  defer(() => rm(dir, { recursive: true, force: true }));
-  const pulse = await startPulse({ dir, logger, mic: false });
-  defer(() => pulse.stop());
+  const { dir, pulse, defer } = await daemonInTempDir(t, "media-close-", logger);
 
   const hung = await launchBrowser({ dir, pulseEnv: pulse.env, logger, mic: false, closeTimeoutMs: 1_000 });
   defer(() => hung.close());

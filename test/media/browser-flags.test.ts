@@ -1,13 +1,10 @@
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
 import { test } from "node:test";
 import { createLogger } from "../../shared/log/logger.ts";
-import { startPulse } from "../../worker/audio/pulse.ts";
 import { BOT_DISABLED_FEATURES, PLAYWRIGHT_DISABLED_FEATURES, PLAYWRIGHT_ENABLED_FEATURES } from "../../worker/browser/features.ts";
 import { launchBrowser } from "../../worker/browser/launch.ts";
-import { cleanupStack } from "../helpers/audio/cleanup.ts";
+import { daemonInTempDir } from "../helpers/audio/daemon-dir.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
 
 // Real Chromium and PulseAudio: one such file at a time (see media-lock.ts).
@@ -22,11 +19,7 @@ const logger = createLogger({ level: process.env.LOG_LEVEL ?? "silent" });
  * must not be there. The page's CSS animations end at once (still-page.ts).
  */
 test("the browser runs with one merged feature list each, no omnibox WebUI and no CSS animation", { timeout: 120_000 }, async (t) => {
-  const defer = cleanupStack(t);
-  const dir = await mkdtemp(join(tmpdir(), "media-flags-"));
-  defer(() => rm(dir, { recursive: true, force: true }));
-  const pulse = await startPulse({ dir, logger, mic: false });
-  defer(() => pulse.stop());
+  const { dir, pulse, defer } = await daemonInTempDir(t, "media-flags-", logger);
   const browser = await launchBrowser({
     dir,
     pulseEnv: pulse.env,

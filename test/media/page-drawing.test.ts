@@ -7,17 +7,13 @@
  * the sample read it within the test.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { test } from "node:test";
 import type { Page } from "playwright-core";
 import { createLogger } from "../../shared/log/logger.ts";
-import { startPulse } from "../../worker/audio/pulse.ts";
 import { pageDrawing } from "../../worker/browser/drawing.ts";
 import { launchBrowser } from "../../worker/browser/launch.ts";
 import { OBSERVER_GLOBAL, PAGE_SCRIPT } from "../../worker/observe/page-script.ts";
-import { cleanupStack } from "../helpers/audio/cleanup.ts";
+import { daemonInTempDir } from "../helpers/audio/daemon-dir.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
 
 // Real Chromium and PulseAudio: one such file at a time (see media-lock.ts).
@@ -48,11 +44,7 @@ const sampledTiles = async (page: Page): Promise<string[][]> => {
 };
 
 test("a paused page stays visible and on time, draws for an action, and its fading speaking ring is read", { timeout: 120_000 }, async (t) => {
-  const defer = cleanupStack(t);
-  const dir = await mkdtemp(join(tmpdir(), "media-drawing-"));
-  defer(() => rm(dir, { recursive: true, force: true }));
-  const pulse = await startPulse({ dir, logger, mic: false });
-  defer(() => pulse.stop());
+  const { dir, pulse, defer } = await daemonInTempDir(t, "media-drawing-", logger);
   const browser = await launchBrowser({ dir, pulseEnv: pulse.env, logger, mic: false });
   defer(() => browser.close());
   const page = browser.page;
