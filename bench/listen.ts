@@ -47,6 +47,7 @@ import type { MediaStats } from "../test/fixture/teams/meetings.ts";
 import { startTeamsFixture } from "../test/fixture/teams/server.ts";
 import { holdMediaLock } from "../test/harness/media-lock.ts";
 import { burstOnsets, channel, listen, sleep, type Received } from "../test/listen/helpers.ts";
+import { tapLatencyMs } from "../worker/listen/capture.ts";
 
 const execFileAsync = promisify(execFile);
 const BURSTS = Number(process.env.BENCH_BURSTS ?? 30);
@@ -351,7 +352,8 @@ try {
     latency_ms: { target: { median: 150, p95: 250 }, mic_playback_off: latencyNoMic, mic_playback_on: latencyMic },
     cpu_percent_of_core: cpuFigures,
     load: { start: loadStart, end: uptime() },
-    tap_fragment_ms: Number(process.env.TOAMAISUTAA_LISTEN_TAP_MSEC ?? 20),
+    // What the workers use (capture.ts): the fragment follows the microphone unless BENCH_TAP_MS says.
+    tap_fragment_ms: { mic_playback_off: tapLatencyMs(false), mic_playback_on: tapLatencyMs(true) },
   }, null, 2));
 } finally {
   await fixture.close();
