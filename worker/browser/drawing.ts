@@ -26,6 +26,8 @@ export interface PageDrawing {
 }
 
 type WindowState = "normal" | "minimized";
+/** A browser that does not answer this fast is hung: actions go on without waiting for it. */
+const CDP_TIMEOUT_MS = 5_000;
 
 /**
  * Whether a bot's page stops drawing in the call: yes unless TOAMAISUTAA_PAUSE_DRAWING=0, which
@@ -43,9 +45,9 @@ export function pageDrawing(page: Page, logger: Logger): PageDrawing {
   let applied: WindowState = "normal";
   let queue: Promise<void> = Promise.resolve();
 
-  let window: Promise<{ cdp: CDPSession; windowId: number }> | null = null;
+  let target: Promise<{ cdp: CDPSession; windowId: number }> | null = null;
   const browserWindow = () =>
-    (window ??= page
+    (target ??= page
       .context()
       .newCDPSession(page)
       .then(async (cdp) => ({ cdp, windowId: (await cdp.send("Browser.getWindowForTarget")).windowId })));
@@ -57,8 +59,9 @@ export function pageDrawing(page: Page, logger: Logger): PageDrawing {
       const wanted: WindowState = paused && !resumed && actions === 0 && !failed ? "minimized" : "normal";
       if (wanted === applied || page.isClosed()) return;
       try {
-        const { cdp, windowId } = await browserWindow();
-        await cdp.send("Browser.setWindowBounds", { windowId, bounds: { windowState: wanted } });
+        await bounded(
+          browserWindow().then(({ cdp, windowId }) => cdp.send("Browser.setWindowBounds", { windowId, bounds: { windowState: wanted } })),
+        );
         applied = wanted;
       } catch (err) {
         if (page.isClosed()) return;
@@ -90,4 +93,12 @@ export function pageDrawing(page: Page, logger: Logger): PageDrawing {
       return settle();
     },
   };
+}
+
+function bounded<T>(work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the browser did not answer within ${CDP_TIMEOUT_MS} ms`)), CDP_TIMEOUT_MS);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
