@@ -15,9 +15,10 @@
  */
 import type { CDPSession, Page } from "playwright-core";
 import type { Logger } from "../../shared/log/logger.ts";
+import { within } from "../../shared/timeout.ts";
 
 export interface PageDrawing {
-  /** Stops the page's frames until the next action (minimizes the window). */
+  /** Stops the page's frames until the next action (minimizes the window), unless switched off (pauseDrawingEnabled). */
   pause(): Promise<void>;
   /** Runs `action` with the page drawing; frames stop again once no action is left. */
   whileDrawing<T>(action: () => Promise<T>): Promise<T>;
@@ -33,7 +34,7 @@ const CDP_TIMEOUT_MS = 5_000;
  * Whether a bot's page stops drawing in the call: yes unless TOAMAISUTAA_PAUSE_DRAWING=0, which
  * exists only so that `make bench-bot` can A/B it (BENCH_PAUSE_DRAWING=0).
  */
-export function pauseDrawingEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+function pauseDrawingEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.TOAMAISUTAA_PAUSE_DRAWING !== "0";
 }
 
@@ -59,9 +60,11 @@ export function pageDrawing(page: Page, logger: Logger): PageDrawing {
       const wanted: WindowState = paused && !resumed && actions === 0 && !failed ? "minimized" : "normal";
       if (wanted === applied || page.isClosed()) return;
       try {
-        await bounded(
+        const done = await within(
           browserWindow().then(({ cdp, windowId }) => cdp.send("Browser.setWindowBounds", { windowId, bounds: { windowState: wanted } })),
+          CDP_TIMEOUT_MS,
         );
+        if (done === undefined) throw new Error(`the browser did not answer within ${CDP_TIMEOUT_MS} ms`);
         applied = wanted;
       } catch (err) {
         if (page.isClosed()) return;
@@ -75,7 +78,7 @@ export function pageDrawing(page: Page, logger: Logger): PageDrawing {
 
   return {
     pause() {
-      paused = true;
+      paused = pauseDrawingEnabled();
       return settle();
     },
     async whileDrawing(action) {
@@ -95,10 +98,3 @@ export function pageDrawing(page: Page, logger: Logger): PageDrawing {
   };
 }
 
-function bounded<T>(work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the browser did not answer within ${CDP_TIMEOUT_MS} ms`)), CDP_TIMEOUT_MS);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}

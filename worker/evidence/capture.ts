@@ -1,6 +1,7 @@
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
+import { within } from "../../shared/timeout.ts";
 import type { Redactor } from "./redact.ts";
 
 export const SCREENSHOT_FILE = "screenshot.png";
@@ -30,14 +31,7 @@ const SNAPSHOT_SCRIPT = `(() => {
 })()`;
 
 async function bounded<T>(work: Promise<T>, ms = CAPTURE_TIMEOUT_MS): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([work, new Promise<null>((r) => (timer = setTimeout(() => r(null), ms)))]);
-  } catch {
-    return null;
-  } finally {
-    clearTimeout(timer);
-  }
+  return (await within(work, ms).catch(() => undefined)) ?? null;
 }
 
 /** Writes aside and renames: a reader never sees half a file. */

@@ -11,7 +11,8 @@ import { watchConversationEnd } from "../teams/conversation-end.ts";
 import { startObservation } from "../observe/session-hook.ts";
 import { connectObserver } from "../listen/observer-events.ts";
 import { leaveMeeting, wrapUiTurns } from "../teams/index.ts";
-import { pageDrawing, pauseDrawingEnabled } from "../browser/drawing.ts";
+import { pageDrawing } from "../browser/drawing.ts";
+import { within } from "../../shared/timeout.ts";
 import type { Channel } from "./channel.ts";
 import { MediaFailure, startMedia, type Media } from "./media.ts";
 import { driveMeeting, type DriveOptions, type MeetingRun } from "./meeting.ts";
@@ -153,7 +154,7 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
   let gapReport: AudioGapReport | null = null;
   const onAdmitted = (admittedAt: number) => {
     observation.admitted(Date.now() - (performance.now() - admittedAt));
-    if (pauseDrawingEnabled()) void drawing.pause();
+    void drawing.pause();
     gapReport ??= reportAudioGaps({ gaps: media.pulse.gaps, send: (m) => channel.send(m), logger });
     if (rules.silenceMs === null) return;
     silence = watchSilence({
@@ -174,7 +175,7 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
   // The playback ffmpegs and the ingest socket go before the call is left.
   await playback?.close();
   // The last screenshots and the leave's clicks see a drawing page.
-  await withTimeout(drawing.resume(), EVIDENCE_TIMEOUT_MS);
+  await within(drawing.resume(), EVIDENCE_TIMEOUT_MS);
   let outcome: Outcome = run.outcome;
   // A crashed browser or ffmpeg shows up in the page as a generic failure: name the real cause.
   if (stop.signal.aborted && isStopCause(stop.signal.reason) && stop.signal.reason.kind === "error") {
@@ -182,11 +183,11 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
   }
   // #16: what the page showed when it failed, before the bot leaves it.
   if (outcome.status === "error" || outcome.status === "not_admitted") {
-    await withTimeout(evidence.captureFailure(page), EVIDENCE_TIMEOUT_MS);
+    await within(evidence.captureFailure(page), EVIDENCE_TIMEOUT_MS);
   }
 
   if (run.reached !== "nothing" && !media.browser.page.isClosed()) {
-    await withTimeout(leaveMeeting(media.browser.page, logger), LEAVE_TIMEOUT_MS);
+    await within(leaveMeeting(media.browser.page, logger), LEAVE_TIMEOUT_MS);
   }
   const recording = await closeRecording({ init, media, admittedAt: run.admittedAt, journal, logger });
   // The tap reads PulseAudio: it stops first; listeners stay attached for the final status.
@@ -243,13 +244,4 @@ async function driveWithGrace(options: Omit<DriveOptions, "progress">): Promise<
     });
   });
   return Promise.race([drive, stuck]);
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([promise, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
