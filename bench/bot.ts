@@ -49,6 +49,7 @@ import { findGaps } from "../test/helpers/audio/analysis.ts";
 import { workers } from "../test/bot/fixtures/warm.ts";
 import { holdMediaLock } from "../test/harness/media-lock.ts";
 import { cpuPercent, machine, mean, percentile, pssMb } from "./bot/measure.ts";
+import { printJoinPhases } from "./bot/join-phases.ts";
 import { observationCost, startPlane } from "./bot/observe-ab.ts";
 import { observationCostWithin } from "./bot/observe-within.ts";
 
@@ -123,14 +124,16 @@ async function stop(id: string): Promise<Json> {
 }
 
 /** `/join` → the API reports `lobby`; whether the session took a warm worker. */
-async function joinToLobby(n: number): Promise<{ ms: number; id: string; warm: boolean }> {
+async function joinToLobby(n: number): Promise<{ ms: number; id: string; warm: boolean; joinedAt: number; answeredAt: number }> {
   const meeting = fixture.createMeeting({ lobby: true });
   const warmIds = new Set((await workers(recordingsDir)).filter((w) => w.warm).map((w) => w.id));
+  const joinedAt = Date.now();
   const t0 = performance.now();
   const joined = await api("POST", "/join", { meeting_url: meeting.joinUrl, display_name: `Bench ${n}` });
+  const answeredAt = Date.now();
   const id = String((joined.session as Json).session_id);
   await waitStatus(id, ["lobby"]);
-  return { ms: performance.now() - t0, id, warm: warmIds.has(id) };
+  return { ms: performance.now() - t0, id, warm: warmIds.has(id), joinedAt, answeredAt };
 }
 
 interface Steady {
@@ -203,7 +206,7 @@ try {
     console.log(`idle warm worker: CPU ${f(cpu, 2)} % of a core, PSS ${f(pss, 0)} MB (over ${IDLE_SECONDS} s)`);
   }
 
-  const singles: { ms: number; warm: boolean }[] = [];
+  const singles: Awaited<ReturnType<typeof joinToLobby>>[] = [];
   for (let i = 1; i <= SINGLE; i++) {
     await readyWarm();
     const r = await joinToLobby(i);
@@ -213,6 +216,7 @@ try {
   if (singles.length > 0) {
     const ms = singles.map((s) => s.ms / 1000);
     console.log(`join → lobby, single${WARM > 0 ? " on a warm worker" : " (cold)"} (n=${ms.length}, ${singles.filter((s) => s.warm).length} warm): p50 ${f(percentile(ms, 50), 2)} s  p95 ${f(percentile(ms, 95), 2)} s`);
+    await printJoinPhases(recordingsDir, singles);
   }
 
   if (BURST > 0) {
@@ -222,6 +226,7 @@ try {
     const ms = burst.map((b) => b.ms / 1000);
     console.log(`join → lobby, ${BURST} at once (${burst.filter((b) => b.warm).length} warm): p50 ${f(percentile(ms, 50), 2)} s  p95 ${f(percentile(ms, 95), 2)} s  max ${f(Math.max(...ms), 2)} s`);
     await Promise.all(burst.map((b) => stop(b.id)));
+    await printJoinPhases(recordingsDir, burst);
   }
 
   const byMode = new Map<boolean, Steady[]>();
