@@ -35,3 +35,17 @@ export async function printJoinPhases(recordingsDir: string, sessions: { id: str
   console.log("  stage (first time, s after /join)   n    p50    max");
   for (const r of rows) console.log(`  ${r.stage.padEnd(34)} ${String(r.n).padStart(2)} ${r.p50.toFixed(2).padStart(6)} ${r.max.toFixed(2).padStart(6)}`);
 }
+
+/**
+ * What a worker's tree had spent when its session reached the lobby, since the tree started (a
+ * warm worker's warm-up included): mean core-seconds per join, in all and per process kind.
+ */
+export function printJoinCpu(perJoin: Map<string, number>[]): void {
+  if (perJoin.length === 0) return;
+  const kinds = new Map<string, number>();
+  for (const cpu of perJoin) for (const [kind, pct] of cpu) kinds.set(kind, (kinds.get(kind) ?? 0) + pct / 100 / perJoin.length);
+  const all = kinds.get("all") ?? 0;
+  kinds.delete("all");
+  const parts = [...kinds].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(2)}`);
+  console.log(`  CPU of the tree at the lobby, since it started: ${all.toFixed(2)} core-s per join (${parts.join(", ")})`);
+}

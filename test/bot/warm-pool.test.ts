@@ -6,11 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join as joinPath } from "node:path";
 import { describe, test } from "node:test";
 import { sessionPaths } from "../../control/bot/paths.ts";
 import { listProcesses } from "../../shared/process/group.ts";
 import { startBotApp, waitForSession, type BotApp } from "./fixtures/bot-app.ts";
-import { waitForWorkers, workers } from "./fixtures/warm.ts";
+import { WARM_GO_FILE, waitForWorkers, workers } from "./fixtures/warm.ts";
 
 type Json = Record<string, unknown>;
 const URL_OK = "https://teams.microsoft.com/meet/123456789?p=abcdef";
@@ -104,6 +106,31 @@ describe("warm pool (fake worker)", { concurrency: false, timeout: 120_000 }, ()
     assert.ok(running && running.pid !== warm.pid, "a new worker, forked cold, runs the session");
     delete process.env.FAKE_WARM;
     await stopAndWait(app, joined.id);
+  });
+
+  test("a join on a warm worker still starting is answered at once; a stop before it is ready is honoured", async (t) => {
+    process.env.FAKE_WARM = "hold";
+    t.after(() => delete process.env.FAKE_WARM);
+    const app = await startBotApp(t, { bot: { WARM_WORKERS: 1 } });
+    const [warm] = await waitForWorkers(app.recordingsDir, (w) => w.length === 1 && w[0]!.warm);
+    assert.ok(warm);
+    // The warm-up is held: a join that waited for it would never be answered.
+    const joined = await join(app);
+    assert.equal(joined.status, 200);
+    assert.equal(joined.id, warm.id, "the join leased the starting worker");
+    assert.equal(((await app.request("GET", `/status/${joined.id}`)).body as Json).status, "joining");
+    // The stop waits a while for the session to end: the warm-up is let go meanwhile.
+    const stopping = app.request("POST", `/stop/${joined.id}`);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(((await app.request("GET", `/status/${joined.id}`)).body as Json).status, "joining", "nothing ends the session before its worker has it");
+    // Ready now: the worker gets its init, then the stop asked for meanwhile.
+    await writeFile(joinPath(sessionPaths(app.recordingsDir, warm.id, "wav").workDir, WARM_GO_FILE), "");
+    const stopped = await stopping;
+    assert.ok(stopped.status < 300, JSON.stringify(stopped.body));
+    const s = await waitForSession(app, joined.id, (x) => x.status === "stopped", 30_000);
+    assert.equal(s.end_reason, "stopped_by_api");
+    const running = await waitForWorkers(app.recordingsDir, (w) => !w.some((x) => x.id === joined.id));
+    assert.ok(!running.some((x) => x.pid === warm.pid), "the worker has left");
   });
 
   test("shutdown stops the warm workers: nothing of the control plane keeps running", async (t) => {

@@ -50,6 +50,8 @@ export class SessionRunner {
   private lobbyAt: Date | null = null;
   private ending = false;
   private stopTimer: NodeJS.Timeout | null = null;
+  /** A stop that came before the worker was attached (a warm one still starting). */
+  private stopAsked: "stopped_by_api" | "shutdown" | null = null;
   /** DB writes and webhooks of one session happen in arrival order. */
   private chain: Promise<void> = Promise.resolve();
   private resolveDone!: () => void;
@@ -86,7 +88,11 @@ export class SessionRunner {
     return this.deps.logger.child({ session_id: this.id });
   }
 
-  /** Writes the journal's first record, then forks the worker and sends `init`. */
+  /**
+   * Writes the journal's first record, then the worker: `/join` answers once the journal is
+   * written, never after a warm worker still starting (its Chromium can take seconds when many
+   * start at once), so the worker is taken or forked and sent `init` in the background.
+   */
   async start(): Promise<void> {
     const { paths, row } = this;
     try {
@@ -105,17 +111,41 @@ export class SessionRunner {
         created_at: row.createdAt.toISOString(),
       });
       await journal.close();
-      const handlers = { onMessage: (m: FromWorker) => this.onMessage(m), onExit: (e: { code: number | null; signal: NodeJS.Signals | null }) => this.onExit(e), onHung: () => this.kill() };
-      const warm = this.lease ? await this.lease.take(handlers) : null;
-      if (this.lease) this.log.info({ warm: warm !== null }, warm ? "session runs on a warm worker" : "the warm worker failed; starting one cold");
-      this.worker = warm ?? forkWorker({ ...(await workerEntry(this.settings.workerModule, this.log)), sessionId: row.id, marker: paths.workDir, logger: this.log, ...handlers });
     } catch (err) {
-      this.log.error({ err }, "session could not be started");
-      this.initFailed = `The session could not be started: ${err instanceof Error ? err.message : String(err)}`;
-      this.end();
+      this.cannotStart(err);
       return;
     }
-    this.worker.send({
+    void this.attachWorker();
+  }
+
+  /** The warm worker once ready (or a cold one), then `init`; a stop asked for meanwhile follows it. */
+  private async attachWorker(): Promise<void> {
+    const handlers = { onMessage: (m: FromWorker) => this.onMessage(m), onExit: (e: { code: number | null; signal: NodeJS.Signals | null }) => this.onExit(e), onHung: () => this.kill() };
+    let worker: WorkerProcess;
+    try {
+      const warm = this.lease ? await this.lease.take(handlers) : null;
+      if (this.lease) this.log.info({ warm: warm !== null }, warm ? "session runs on a warm worker" : "the warm worker failed; starting one cold");
+      // Killed while the warm worker was getting ready: the session has ended, its worker goes too.
+      if (this.ending) return void warm?.kill();
+      worker = warm ?? forkWorker({ ...(await workerEntry(this.settings.workerModule, this.log)), sessionId: this.row.id, marker: this.paths.workDir, logger: this.log, ...handlers });
+    } catch (err) {
+      this.cannotStart(err);
+      return;
+    }
+    this.worker = worker;
+    this.sendInit(worker);
+    if (this.stopAsked) this.stop(this.stopAsked);
+  }
+
+  private cannotStart(err: unknown): void {
+    this.log.error({ err }, "session could not be started");
+    this.initFailed = `The session could not be started: ${err instanceof Error ? err.message : String(err)}`;
+    this.end();
+  }
+
+  private sendInit(worker: WorkerProcess): void {
+    const { paths, row } = this;
+    worker.send({
       type: "init",
       sessionId: row.id,
       meetingUrl: row.meetingUrl,
@@ -133,7 +163,12 @@ export class SessionRunner {
   }
 
   stop(reason: "stopped_by_api" | "shutdown"): void {
-    if (this.ending || !this.worker) return;
+    if (this.ending) return;
+    if (!this.worker) {
+      // The worker is not attached yet: it is told as soon as it has its `init`.
+      this.stopAsked ??= reason;
+      return;
+    }
     this.worker.send({ type: "stop", reason });
     const timeoutMs = this.settings.stopTimeoutMs ?? STOP_TIMEOUT_MS;
     this.stopTimer ??= setTimeout(() => {
