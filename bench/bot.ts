@@ -27,6 +27,7 @@
  * "Turn off incoming video" (the A/B figure of what the guard saves).
  * BENCH_AUDIO_SERVICE_RR=0 leaves the audio service's pulse threads at their nice value
  * (worker/browser/audio-priority.ts), the A/B of making them real-time.
+ * BENCH_BROWSER_STARTS sets BROWSER_STARTS_AT_ONCE (0, the default: one per CPU core; 64: all at once).
  * BENCH_PAUSE_DRAWING=0 keeps the bots' pages drawing in the call (worker/browser/drawing.ts).
  * BENCH_PULSE_LATENCY_MS sets the browser's PulseAudio buffer (worker/browser/launch.ts), for the
  * gap count of a shorter one (the latency of live listening sits mostly there).
@@ -79,7 +80,7 @@ const fixture = await startTeamsFixture();
 const config = parseConfig({
   server: { PORT: 0, HOST: "127.0.0.1", DATABASE_URL: `file:${join(dir, "app.db")}`, LOG_LEVEL: "warn" },
   LocalLogin: { Enabled: false },
-  bot: { RECORDINGS_DIR: recordingsDir, MEETING_ALLOWED_HOSTS: fixture.hostPort, MAX_CONCURRENT_SESSIONS: Math.max(BOTS, BURST, OBSERVE_PAIRS, 1), WARM_WORKERS: WARM, SPEAKER_TIMELINE: OBSERVE },
+  bot: { RECORDINGS_DIR: recordingsDir, MEETING_ALLOWED_HOSTS: fixture.hostPort, MAX_CONCURRENT_SESSIONS: Math.max(BOTS, BURST, OBSERVE_PAIRS, 1), WARM_WORKERS: WARM, SPEAKER_TIMELINE: OBSERVE, BROWSER_STARTS_AT_ONCE: Number(env.BENCH_BROWSER_STARTS ?? 0) },
 });
 const server = await startServer(config, createLogger({ level: "warn" }), { features: [createBotFeature({ storage: { backend: "local" } })] });
 
@@ -200,7 +201,7 @@ const pad = (s: string, n: number) => s.padStart(n);
 
 try {
   console.log(`bench-bot: ${machine()}`);
-  console.log(`settings: BENCH_BOTS=${BOTS} BENCH_SECONDS=${SECONDS} BENCH_SINGLE_JOINS=${SINGLE} BENCH_BURST=${BURST} WARM_WORKERS=${WARM} video guard ${env.BENCH_VIDEO_GUARD === "0" ? "OFF" : "on"} PULSE_LATENCY_MSEC ${env.BENCH_PULSE_LATENCY_MS ?? "default"} audio service pulse threads ${env.BENCH_AUDIO_SERVICE_RR === "0" ? "nice only" : "SCHED_RR"} page drawing in the call ${env.BENCH_PAUSE_DRAWING === "0" ? "on" : "paused"}`);
+  console.log(`settings: BENCH_BOTS=${BOTS} BENCH_SECONDS=${SECONDS} BENCH_SINGLE_JOINS=${SINGLE} BENCH_BURST=${BURST} WARM_WORKERS=${WARM} video guard ${env.BENCH_VIDEO_GUARD === "0" ? "OFF" : "on"} PULSE_LATENCY_MSEC ${env.BENCH_PULSE_LATENCY_MS ?? "default"} audio service pulse threads ${env.BENCH_AUDIO_SERVICE_RR === "0" ? "nice only" : "SCHED_RR"} page drawing in the call ${env.BENCH_PAUSE_DRAWING === "0" ? "on" : "paused"} browser starts at once ${env.BENCH_BROWSER_STARTS ?? "0 (one per core)"}`);
 
   if (WARM > 0) {
     const id = await readyWarm();

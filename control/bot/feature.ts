@@ -85,6 +85,7 @@ export function createBotFeature(options: BotFeatureOptions = {}): Feature {
         deps: finalizeDeps,
         maxSessions: bot.MAX_CONCURRENT_SESSIONS,
         warmWorkers: bot.WARM_WORKERS,
+        browserStartsAtOnce: bot.BROWSER_STARTS_AT_ONCE,
         settings: {
           workerModule: options.workerModule ?? DEFAULT_WORKER_MODULE,
           recordingsDir: bot.RECORDINGS_DIR,

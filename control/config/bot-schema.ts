@@ -17,6 +17,8 @@ export const botSchema = z
     MAX_CONCURRENT_SESSIONS: int(8, 1, 1000),
     /** Workers kept ready (PulseAudio + Chromium on a blank page) for the next /join; 0 = none. */
     WARM_WORKERS: int(1, 0, 64),
+    /** Workers that start Chromium at the same moment, the others wait their turn; 0 = one per CPU core. */
+    BROWSER_STARTS_AT_ONCE: int(0, 0, 64),
     MEETING_ALLOWED_HOSTS: list(["teams.microsoft.com", "teams.live.com"]),
     BOT_DISPLAY_NAME: textDefault("Meeting Recorder"),
     MIC_PLAYBACK_ENABLED: bool(false),

@@ -75,7 +75,10 @@ export const requestSchema = z.object({
 });
 export type WorkerRequest = z.infer<typeof requestSchema>;
 
-export const toWorkerSchema = z.discriminatedUnion("type", [initSchema, warmSchema, stopSchema, pingSchema, requestSchema]);
+/** The worker's turn to start Chromium has come (see `launchTurn`). */
+export const launchGoSchema = z.object({ type: z.literal("launchGo") });
+
+export const toWorkerSchema = z.discriminatedUnion("type", [initSchema, warmSchema, stopSchema, pingSchema, requestSchema, launchGoSchema]);
 export type ToWorker = z.infer<typeof toWorkerSchema>;
 
 // ------------------------------------------------------------------ worker → control
@@ -128,6 +131,13 @@ export const finishedSchema = z.object({
 });
 export type FinishedMessage = z.infer<typeof finishedSchema>;
 export const pongSchema = z.object({ type: z.literal("pong"), id: z.number() });
+/**
+ * Chromium's start is the heaviest moment of a worker, and many at once on a few cores each take
+ * far longer (and more CPU) than in turn: the worker asks (`want`) before it launches Chromium
+ * and says `done` once it is up or failed; the control plane answers `launchGo` when its turn
+ * comes (control/bot/supervisor/launch-gate.ts). A worker that exits gives its turn back.
+ */
+export const launchTurnSchema = z.object({ type: z.literal("launchTurn"), phase: z.enum(["want", "done"]) });
 export const responseSchema = z.object({
   type: z.literal("response"),
   id: z.number(),
@@ -149,5 +159,6 @@ export const fromWorkerSchema = z.discriminatedUnion("type", [
   finishedSchema,
   pongSchema,
   responseSchema,
+  launchTurnSchema,
 ]);
 export type FromWorker = z.infer<typeof fromWorkerSchema>;

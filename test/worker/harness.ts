@@ -68,7 +68,10 @@ export async function startWorker(t: TestContext, overrides: Partial<InitMessage
   const messages: FromWorker[] = [];
   const waiters = new Set<() => void>();
   child.on("message", (raw) => {
-    messages.push(fromWorkerSchema.parse(raw));
+    const message = fromWorkerSchema.parse(raw);
+    messages.push(message);
+    // The supervisor's turn to start Chromium, given at once (one worker here).
+    if (message.type === "launchTurn" && message.phase === "want") child.send({ type: "launchGo" });
     for (const w of waiters) w();
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));

@@ -23,7 +23,11 @@ function startWarm(t: TestContext): { child: ChildProcess; workDir: string; mess
   const child = fork(WORKER_ENTRY, [`--session-dir=${workDir}`], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "ignore", "ipc"] });
   t.after(() => void (child.exitCode === null && child.kill("SIGKILL")));
   const messages: FromWorker[] = [];
-  child.on("message", (raw) => messages.push(fromWorkerSchema.parse(raw)));
+  child.on("message", (raw) => {
+    const message = fromWorkerSchema.parse(raw);
+    messages.push(message);
+    if (message.type === "launchTurn" && message.phase === "want") child.send({ type: "launchGo" });
+  });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const next = async (type: FromWorker["type"]) => {
     const deadline = Date.now() + 60_000;
@@ -43,6 +47,9 @@ test("warm → warmed with Chromium and PulseAudio; stop before init closes them
   const warmed = await w.next("warmed");
   assert.ok(warmed.type === "warmed" && warmed.pids.chromium && warmed.pids.pulseaudio, JSON.stringify(warmed));
   assert.ok((await survivorsMentioning(w.workDir, 0)).some((p) => p.includes("chromium")));
+  // Chromium started in its turn, which it gave back once up (before `warmed`).
+  const order = w.messages.map((m) => (m.type === "launchTurn" ? `turn:${m.phase}` : m.type)).filter((x) => x !== "pong");
+  assert.deepEqual(order.slice(0, 3), ["turn:want", "turn:done", "warmed"]);
   w.child.send({ type: "stop", reason: "shutdown" });
   assert.equal(await w.exited, 0);
   assert.deepEqual(await survivorsMentioning(w.workDir), []);

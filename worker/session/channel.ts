@@ -8,6 +8,7 @@ import {
   type WorkerRequest,
   type WorkerResponse,
 } from "../../shared/ipc/messages.ts";
+import { launchGo } from "./launch-turn.ts";
 
 /** What the session needs from the IPC channel once `init` has arrived. */
 export interface Channel {
@@ -104,6 +105,11 @@ export function attachChannel(warm?: WarmHooks): Promise<InitResult> {
       const message: ToWorker = parsed.data;
       if (message.type === "ping") {
         void send({ type: "pong", id: message.id });
+        return;
+      }
+      // A warm worker's turn comes before init, a cold one's after it.
+      if (message.type === "launchGo") {
+        launchGo();
         return;
       }
       if (!initialised && warm && !warming && message.type === "warm") {

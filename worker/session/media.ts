@@ -5,6 +5,7 @@ import { startPulse, type PulseDaemon } from "../audio/pulse.ts";
 import type { RecordPrimer } from "../audio/record-primer.ts";
 import { startRecorder, type Recorder, type RecordingFormat } from "../audio/recorder.ts";
 import { launchBrowser, loadPlaywright, type BrowserHandle } from "../browser/launch.ts";
+import { inTurn } from "./launch-turn.ts";
 
 export interface MediaOptions {
   workDir: string;
@@ -19,6 +20,8 @@ export interface MediaOptions {
    * primer (record-primer.ts) is stopped once ffmpeg is open.
    */
   prepared?: { pulse: PulseDaemon; browser: BrowserHandle; primer: RecordPrimer };
+  /** Waits for this worker's turn to start Chromium (launch-turn.ts); resolves to its end. */
+  launchTurn?: () => Promise<() => void>;
 }
 
 /** A failure while the session runs, worded for a person (it becomes `error_message`). */
@@ -105,7 +108,7 @@ export async function startMedia(options: MediaOptions): Promise<Media> {
       )
     : Promise.resolve(null);
   const prepared = options.prepared?.browser;
-  const browserStart = prepared ? Promise.resolve(prepared) : launchBrowser({ dir: workDir, pulseEnv: pulse.env, logger, mic, executablePath: options.chromiumPath }).catch((err: unknown) => {
+  const browserStart = prepared ? Promise.resolve(prepared) : inTurn(options.launchTurn, () => launchBrowser({ dir: workDir, pulseEnv: pulse.env, logger, mic, executablePath: options.chromiumPath })).catch((err: unknown) => {
     throw new MediaFailure(`Chromium failed to launch: ${firstLine(err)}`, { cause: err }, "browser_crashed");
   });
   const [recorderResult, browserResult] = await Promise.allSettled([recorderStart, browserStart]);

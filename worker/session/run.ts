@@ -15,6 +15,7 @@ import { pageDrawing } from "../browser/drawing.ts";
 import { within } from "../../shared/timeout.ts";
 import type { Channel } from "./channel.ts";
 import { MediaFailure, startMedia, type Media } from "./media.ts";
+import { launchTurn } from "./launch-turn.ts";
 import { driveMeeting, type DriveOptions, type MeetingRun } from "./meeting.ts";
 import { isStopCause, stopOutcome, type Outcome, type StopCause } from "./outcome.ts";
 import { StatusReporter } from "./reporter.ts";
@@ -72,6 +73,7 @@ export async function runSession(init: InitMessage, channel: Channel, logger: Lo
       chromiumPath: init.chromiumPath,
       recording: init.record ? { path: init.recordingPath, format: init.format } : null,
       prepared,
+      launchTurn: () => launchTurn(channel.send, logger),
     });
   } catch (err) {
     const message = err instanceof MediaFailure ? err.message : `The worker could not start: ${(err as Error).message}`;

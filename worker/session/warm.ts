@@ -11,6 +11,7 @@ import { killProcessGroup } from "../../shared/process/group.ts";
 import { startPulse, type PulseDaemon } from "../audio/pulse.ts";
 import { primeRecordSource, type RecordPrimer } from "../audio/record-primer.ts";
 import { launchBrowser, loadPlaywright, type BrowserHandle } from "../browser/launch.ts";
+import { inTurn, launchTurn } from "./launch-turn.ts";
 
 export interface Prepared {
   workDir: string;
@@ -55,7 +56,10 @@ export function startWarm(message: WarmMessage, send: (m: FromWorker) => Promise
     let browser: BrowserHandle;
     try {
       await playwright;
-      browser = await launchBrowser({ dir: workDir, pulseEnv: pulse.env, logger, mic, executablePath: message.chromiumPath });
+      browser = await inTurn(
+        () => launchTurn(send, logger),
+        () => launchBrowser({ dir: workDir, pulseEnv: pulse.env, logger, mic, executablePath: message.chromiumPath }),
+      );
     } catch (err) {
       await pulse.stop().catch(() => undefined);
       throw new Error(`Chromium failed to launch: ${firstLine(err)}`, { cause: err });

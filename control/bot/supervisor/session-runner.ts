@@ -17,6 +17,7 @@ import { finalizeSession, type FinalizeDeps } from "./finalize.ts";
 import type { WarmLease } from "../warm-pool/pool.ts";
 import { killSessionProcesses } from "./orphans.ts";
 import { workerEntry } from "./worker-bundle.ts";
+import type { LaunchGate } from "./launch-gate.ts";
 import { forkWorker, type WorkerProcess } from "./worker-process.ts";
 import { metrics } from "../../metrics/index.ts";
 
@@ -31,6 +32,8 @@ export interface RunnerSettings {
   init: Pick<InitMessage, "lobbyWaitMs" | "maxRecordingMs" | "mic" | "chromiumPath" | "logLevel" | "joinTimeoutMs" | "observe">;
   /** How long a worker asked to leave may take before it is killed (default 30 s). */
   stopTimeoutMs?: number;
+  /** Turns to start Chromium, shared by every worker of the control plane (launch-gate.ts). */
+  launchGate?: LaunchGate;
 }
 
 export class SessionRunner {
@@ -127,7 +130,7 @@ export class SessionRunner {
       if (this.lease) this.log.info({ warm: warm !== null }, warm ? "session runs on a warm worker" : "the warm worker failed; starting one cold");
       // Killed while the warm worker was getting ready: the session has ended, its worker goes too.
       if (this.ending) return void warm?.kill();
-      worker = warm ?? forkWorker({ ...(await workerEntry(this.settings.workerModule, this.log)), sessionId: this.row.id, marker: this.paths.workDir, logger: this.log, ...handlers });
+      worker = warm ?? forkWorker({ ...(await workerEntry(this.settings.workerModule, this.log)), sessionId: this.row.id, marker: this.paths.workDir, logger: this.log, launchGate: this.settings.launchGate, ...handlers });
     } catch (err) {
       this.cannotStart(err);
       return;

@@ -7,6 +7,7 @@ import type { BotSession } from "../../../prisma/generated/sqlite/client.ts";
 import type { WorkerResponse } from "../../../shared/ipc/messages.ts";
 import type { FinalizeDeps } from "./finalize.ts";
 import { createWarmPool, type WarmLease } from "../warm-pool/pool.ts";
+import { createLaunchGate } from "./launch-gate.ts";
 import { SessionRunner, type RunnerSettings } from "./session-runner.ts";
 import { workerEntry } from "./worker-bundle.ts";
 import type { RunningRecording } from "../disk/space.ts";
@@ -38,7 +39,14 @@ export interface Supervisor {
 /** After the grace period, killed sessions get this long to repair and store before the process leaves. */
 const CRASH_PATH_BUDGET_MS = 15_000;
 
-export function createSupervisor(options: { deps: Omit<FinalizeDeps, "signal">; settings: RunnerSettings; maxSessions: number; warmWorkers?: number }): Supervisor {
+export function createSupervisor(options: {
+  deps: Omit<FinalizeDeps, "signal">;
+  settings: Omit<RunnerSettings, "launchGate">;
+  maxSessions: number;
+  warmWorkers?: number;
+  /** BROWSER_STARTS_AT_ONCE (0: one per CPU core). */
+  browserStartsAtOnce?: number;
+}): Supervisor {
   const runners = new Map<string, SessionRunner>();
   const abort = new AbortController();
   const deps: FinalizeDeps = { ...options.deps, signal: abort.signal };
@@ -49,7 +57,10 @@ export function createSupervisor(options: { deps: Omit<FinalizeDeps, "signal">; 
   // Bundled now rather than at the first join, which would otherwise wait for it.
   void workerEntry(options.settings.workerModule, log);
   const { mic, chromiumPath, logLevel } = options.settings.init;
+  const launchGate = createLaunchGate(options.browserStartsAtOnce ?? 0);
+  const settings: RunnerSettings = { ...options.settings, launchGate };
   const pool = createWarmPool({
+    launchGate,
     size: options.warmWorkers ?? 0,
     recordingsDir: options.settings.recordingsDir,
     workerModule: options.settings.workerModule,
@@ -81,7 +92,7 @@ export function createSupervisor(options: { deps: Omit<FinalizeDeps, "signal">; 
     },
     acquireWarm: () => (closing ? null : pool.acquire()),
     async launch(row, lease) {
-      const runner = new SessionRunner(deps, options.settings, row, lease ?? null);
+      const runner = new SessionRunner(deps, settings, row, lease ?? null);
       metrics.joined();
       runners.set(row.id, runner);
       // The slot is the worker's: it comes back when the worker has gone, while a slow or

@@ -8,6 +8,7 @@ import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import type { Logger } from "../../../shared/log/logger.ts";
 import { fromWorkerSchema, type FromWorker, type ToWorker } from "../../../shared/ipc/messages.ts";
+import type { LaunchGate } from "./launch-gate.ts";
 import { relayWorkerLine } from "./worker-log.ts";
 
 /** A worker's event loop answers a ping in milliseconds; 5 s between pings keeps IPC quiet. */
@@ -35,6 +36,8 @@ export interface WorkerProcessOptions {
   /** Put on the worker's command line so orphans of a crashed control plane are found in /proc. */
   marker: string;
   logger: Logger;
+  /** Turns to start Chromium (launch-gate.ts); without one, every worker's turn is at once. */
+  launchGate?: LaunchGate;
   onMessage: (message: FromWorker) => void;
   onExit: (exit: { code: number | null; signal: NodeJS.Signals | null }) => void;
   /** The worker stopped answering pings. */
@@ -87,12 +90,21 @@ export function forkWorker(options: WorkerProcessOptions): WorkerProcess {
     }
     // Any message proves the worker's event loop is alive, not only a pong.
     lastPong = performance.now();
+    // The turn to start Chromium is the process's business, whoever owns the worker now (the
+    // warm pool or a session): answered here, never passed on.
+    if (parsed.data.type === "launchTurn") {
+      if (parsed.data.phase === "done") options.launchGate?.done(pid);
+      else if (options.launchGate) options.launchGate.want(pid, () => send({ type: "launchGo" }));
+      else send({ type: "launchGo" });
+      return;
+    }
     options.onMessage(parsed.data);
   });
   child.on("error", (err) => wlog.warn({ err }, "worker process error"));
   child.once("exit", (code, signal) => {
     exited = true;
     clearInterval(timer);
+    options.launchGate?.done(pid);
     wlog.info({ code, signal }, "worker exited");
     options.onExit({ code, signal });
   });

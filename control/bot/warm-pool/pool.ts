@@ -23,6 +23,7 @@ import type { Logger } from "../../../shared/log/logger.ts";
 import { journalDirOf, sessionPaths } from "../paths.ts";
 import { killSessionProcesses } from "../supervisor/orphans.ts";
 import { workerEntry } from "../supervisor/worker-bundle.ts";
+import type { LaunchGate } from "../supervisor/launch-gate.ts";
 import { forkWorker, type WorkerProcess } from "../supervisor/worker-process.ts";
 
 /** What the session runner would have passed to forkWorker. */
@@ -60,6 +61,8 @@ export interface WarmPoolOptions {
   workerModule: string;
   warm: { mic: boolean; chromiumPath: string; logLevel: string };
   logger: Logger;
+  /** Turns to start Chromium, shared with the sessions' workers (supervisor/launch-gate.ts). */
+  launchGate?: LaunchGate;
   /** Free slots: MAX_CONCURRENT_SESSIONS minus the reserved ones. */
   room(): number;
 }
@@ -135,6 +138,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
         sessionId: id,
         marker: dir,
         logger: wlog,
+        launchGate: options.launchGate,
         onMessage: (m) => {
           if (entry.handlers) return entry.handlers.onMessage(m);
           if (m.type === "warmed") {
