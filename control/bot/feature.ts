@@ -28,6 +28,7 @@ import { timelineRoute } from "./routes/timeline.ts";
 import { SessionRepo } from "./session-repo.ts";
 import { createSupervisor } from "./supervisor/supervisor.ts";
 import { clusterSettings } from "../cluster/settings.ts";
+import { within } from "../../shared/timeout.ts";
 
 /** The worker entry: its TypeScript under tsx (bundled on first use, worker-bundle.ts), dist/worker.js when built. */
 export const DEFAULT_WORKER_MODULE = entryPath("worker/main.ts", "worker.js");
@@ -77,7 +78,7 @@ export function createBotFeature(options: BotFeatureOptions = {}): Feature {
       const recoveryAbort = new AbortController();
       const recovery = await recoverSessions({ ...finalizeDeps, signal: recoveryAbort.signal, recordingsDir: bot.RECORDINGS_DIR, instanceId: clustered?.instanceId });
       const recoveryWaitMs = options.recoveryWaitMs ?? RECOVERY_WAIT_MS;
-      const settled = await Promise.race([recovery.background.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), recoveryWaitMs).unref())]);
+      const settled = (await within(recovery.background.then(() => true), recoveryWaitMs)) === true;
       if (recovery.recovered.length > 0) log.info({ sessions: recovery.recovered, complete: settled }, "recovered sessions of the previous run");
 
       const stopRetention = startJournalRetention(bot.RECORDINGS_DIR, bot.JOURNAL_RETENTION_DAYS * 86_400_000, now, log);

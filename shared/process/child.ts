@@ -3,6 +3,7 @@ import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import type { Logger } from "../log/logger.ts";
 import { killProcessGroup, signalProcessGroup } from "./group.ts";
+import { within } from "../timeout.ts";
 
 /** How a child ended: exactly one of code / signal is non-null (as node reports it). */
 export interface ChildExit {
@@ -115,7 +116,7 @@ export function spawnChild(options: SpawnChildOptions): Child {
       if (signal && opts.group) signalProcessGroup(pid, signal);
       else if (signal) trySignal(proc, signal);
       const timeoutMs = opts.timeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
-      const result = await raceTimeout(exited, timeoutMs);
+      const result = await within(exited, timeoutMs);
       if (result === undefined) {
         log.warn({ timeoutMs, signal }, "child did not stop in time; SIGKILL to its group");
       }
@@ -149,17 +150,5 @@ function trySignal(proc: ChildProcess, signal: NodeJS.Signals): void {
     proc.kill(signal);
   } catch {
     // Already gone: nothing to signal.
-  }
-}
-
-async function raceTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -9,6 +9,7 @@ import { chromiumProcesses, findBrowserPid, pssBytes } from "./processes.ts";
 import { installStillPage } from "./still-page.ts";
 import { installVideoGuard, videoGuardEnabled } from "./video-guard.ts";
 import { benchOverride } from "../../shared/process/bench-override.ts";
+import { within } from "../../shared/timeout.ts";
 
 /** The default of CHROMIUM_PATH; the worker's `init.chromiumPath` overrides it. */
 export const CHROMIUM_PATH = "/usr/bin/chromium";
@@ -219,10 +220,7 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserHand
           return false;
         },
       );
-      const inTime = await Promise.race([
-        closed,
-        new Promise<false>((resolve) => setTimeout(() => resolve(false), options.closeTimeoutMs ?? CLOSE_TIMEOUT_MS).unref()),
-      ]);
+      const inTime = (await within(closed, options.closeTimeoutMs ?? CLOSE_TIMEOUT_MS)) === true;
       if (!inTime) log.warn("chromium did not close in time; killing its processes");
       await killAll(pid, markers);
       await rm(userDataDir, { recursive: true, force: true, maxRetries: 3 });

@@ -237,13 +237,13 @@ async function driveWithGrace(options: Omit<DriveOptions, "progress">): Promise<
   const { logger, stop } = options;
   const progress: MeetingRun = { outcome: stopOutcome({ kind: "stopped_by_api" }), admittedAt: null, reached: "nothing" };
   const drive = driveMeeting({ ...options, progress });
-  const stuck = new Promise<MeetingRun>((resolve) => {
-    stop.signal.addEventListener("abort", () => {
-      setTimeout(() => {
-        logger.warn("the Teams page did not react to the stop in time; leaving anyway");
-        resolve({ ...progress, outcome: stopOutcome(stop.signal.reason as StopCause) });
-      }, STOP_GRACE_MS).unref();
-    });
+  const stopped = new Promise<void>((resolve) => (stop.signal.aborted ? resolve() : stop.signal.addEventListener("abort", () => resolve(), { once: true })));
+  // Only a drive still running STOP_GRACE_MS after the stop is cut short (and said so).
+  const afterStop = stopped.then(async () => {
+    const run = await within(drive, STOP_GRACE_MS);
+    if (run) return run;
+    logger.warn("the Teams page did not react to the stop in time; leaving anyway");
+    return { ...progress, outcome: stopOutcome(stop.signal.reason as StopCause) };
   });
-  return Promise.race([drive, stuck]);
+  return Promise.race([drive, afterStop]);
 }

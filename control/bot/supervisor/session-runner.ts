@@ -189,7 +189,9 @@ export class SessionRunner {
   /** An audio operation for the worker (playback, streams), answered by its `response`. */
   request(op: string, args: Record<string, unknown>): Promise<WorkerResponse> {
     const worker = this.worker;
-    if (!worker || this.ending) return Promise.reject(new AppError("conflict", { message: "The session is not running." }));
+    if (this.ending) return Promise.reject(new AppError("conflict", { message: "The session is not running." }));
+    // A warm worker still starting has not been attached yet (start()).
+    if (!worker) return Promise.reject(new AppError("conflict", { message: "The bot is still starting; try again once it has joined." }));
     const id = ++this.nextRequestId;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {

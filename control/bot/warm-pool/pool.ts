@@ -25,6 +25,7 @@ import { killSessionProcesses } from "../supervisor/orphans.ts";
 import { workerEntry } from "../supervisor/worker-bundle.ts";
 import type { LaunchGate } from "../supervisor/launch-gate.ts";
 import { forkWorker, type WorkerProcess } from "../supervisor/worker-process.ts";
+import { within } from "../../../shared/timeout.ts";
 
 /** What the session runner would have passed to forkWorker. */
 export interface WorkerHandlers {
@@ -257,7 +258,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
       }
       await Promise.all(
         idle.map(async (e) => {
-          const inTime = await Promise.race([e.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), STOP_WAIT_MS).unref())]);
+          const inTime = (await within(e.exited.then(() => true), STOP_WAIT_MS)) === true;
           if (!inTime) e.proc.kill();
           await sweep(e);
         }),
