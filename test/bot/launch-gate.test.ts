@@ -15,7 +15,7 @@ const TURN_WORKER = fileURLToPath(new URL("./fixtures/turn-worker.ts", import.me
 
 describe("launch gate", () => {
   test("turns in order of asking; a done or a waiting worker's leaving hands them on", () => {
-    const gate = createLaunchGate(2);
+    const gate = createLaunchGate(2, 600_000);
     const went: number[] = [];
     for (const key of [1, 2, 3, 4, 5]) gate.want(key, () => went.push(key));
     assert.deepEqual(went, [1, 2]);
@@ -32,6 +32,20 @@ describe("launch gate", () => {
     assert.equal(gate.waiting, 0);
   });
 
+  test("a turn held past its limit lets the next worker go", async () => {
+    const gate = createLaunchGate(1, 50);
+    const went: number[] = [];
+    gate.want(1, () => went.push(1));
+    gate.want(2, () => went.push(2));
+    assert.deepEqual(went, [1]);
+    while (went.length < 2) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(went, [1, 2]);
+    gate.done(1); // its late done frees nothing more
+    assert.equal(gate.starting, 1);
+    gate.done(2);
+    assert.equal(gate.starting, 0);
+  });
+
   test("0 gives one turn per CPU core", async () => {
     const { availableParallelism } = await import("node:os");
     const gate = createLaunchGate(0);
@@ -41,7 +55,8 @@ describe("launch gate", () => {
   });
 
   test("forked workers: two turns among four, given back by done and by SIGKILL", { timeout: 60_000 }, async (t) => {
-    const gate = createLaunchGate(2);
+    // Turns that never run out on their own here: only done and exits end them.
+    const gate = createLaunchGate(2, 600_000);
     const logger = createLogger({ level: "silent" });
     const inTurn: number[] = [];
     let changed: () => void = () => undefined;
