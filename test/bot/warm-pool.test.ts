@@ -8,11 +8,11 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join as joinPath } from "node:path";
-import { describe, test } from "node:test";
+import { describe, test, type TestContext } from "node:test";
 import { sessionPaths } from "../../control/bot/paths.ts";
 import { listProcesses } from "../../shared/process/group.ts";
 import { startBotApp, waitForSession, type BotApp } from "./fixtures/bot-app.ts";
-import { WARM_GO_FILE, waitForWorkers, workers } from "./fixtures/warm.ts";
+import { WARM_GO_FILE, waitForWorkers, workers, type WorkerProc } from "./fixtures/warm.ts";
 
 type Json = Record<string, unknown>;
 const URL_OK = "https://teams.microsoft.com/meet/123456789?p=abcdef";
@@ -26,6 +26,19 @@ async function join(app: BotApp, name = "Bot"): Promise<{ status: number; id: st
 async function stopAndWait(app: BotApp, id: string): Promise<void> {
   await app.request("POST", `/stop/${id}`);
   await waitForSession(app, id, (s) => s.status === "stopped", 30_000);
+}
+
+/** A join while the only warm worker is still starting (FAKE_WARM: it fails, or is held). */
+async function joinOnStartingWarm(t: TestContext, mode: "fail" | "hold"): Promise<{ app: BotApp; warm: WorkerProc; joined: { status: number; id: string } }> {
+  process.env.FAKE_WARM = mode;
+  t.after(() => delete process.env.FAKE_WARM);
+  const app = await startBotApp(t, { bot: { WARM_WORKERS: 1 } });
+  const [warm] = await waitForWorkers(app.recordingsDir, (w) => w.length === 1 && w[0]!.warm);
+  assert.ok(warm);
+  const joined = await join(app);
+  assert.equal(joined.status, 200);
+  assert.equal(joined.id, warm.id, "the join leased the starting worker");
+  return { app, warm, joined };
 }
 
 describe("warm pool (fake worker)", { concurrency: false, timeout: 120_000 }, () => {
@@ -92,14 +105,7 @@ describe("warm pool (fake worker)", { concurrency: false, timeout: 120_000 }, ()
   });
 
   test("a warm worker that fails while a join waits for it: the session starts its worker cold", async (t) => {
-    process.env.FAKE_WARM = "fail";
-    t.after(() => delete process.env.FAKE_WARM);
-    const app = await startBotApp(t, { bot: { WARM_WORKERS: 1 } });
-    const [warm] = await waitForWorkers(app.recordingsDir, (w) => w.length === 1 && w[0]!.warm);
-    assert.ok(warm);
-    const joined = await join(app);
-    assert.equal(joined.status, 200);
-    assert.equal(joined.id, warm.id, "the join leased the starting worker");
+    const { app, warm, joined } = await joinOnStartingWarm(t, "fail");
     const s = await waitForSession(app, joined.id, (x) => x.status === "recording");
     assert.equal(s.status, "recording");
     const running = (await workers(app.recordingsDir)).find((w) => w.id === joined.id);
@@ -109,15 +115,8 @@ describe("warm pool (fake worker)", { concurrency: false, timeout: 120_000 }, ()
   });
 
   test("a join on a warm worker still starting is answered at once; a stop before it is ready is honoured", async (t) => {
-    process.env.FAKE_WARM = "hold";
-    t.after(() => delete process.env.FAKE_WARM);
-    const app = await startBotApp(t, { bot: { WARM_WORKERS: 1 } });
-    const [warm] = await waitForWorkers(app.recordingsDir, (w) => w.length === 1 && w[0]!.warm);
-    assert.ok(warm);
     // The warm-up is held: a join that waited for it would never be answered.
-    const joined = await join(app);
-    assert.equal(joined.status, 200);
-    assert.equal(joined.id, warm.id, "the join leased the starting worker");
+    const { app, warm, joined } = await joinOnStartingWarm(t, "hold");
     assert.equal(((await app.request("GET", `/status/${joined.id}`)).body as Json).status, "joining");
     // The stop waits a while for the session to end: the warm-up is let go meanwhile.
     const stopping = app.request("POST", `/stop/${joined.id}`);
