@@ -49,7 +49,7 @@ import { decodeToWav, readWav, channel } from "../test/helpers/audio/wav.ts";
 import { findGaps } from "../test/helpers/audio/analysis.ts";
 import { workers } from "../test/bot/fixtures/warm.ts";
 import { holdMediaLock } from "../test/harness/media-lock.ts";
-import { cpuBetween, cpuPercent, machine, mean, percentile, pssMb, treeTicks } from "./bot/measure.ts";
+import { cpuPercent, machine, mean, percentile, pssMb, treeTicks, type TreeTicks } from "./bot/measure.ts";
 import { printJoinCpu, printJoinPhases } from "./bot/join-phases.ts";
 import { observationCost, startPlane } from "./bot/observe-ab.ts";
 import { observationCostWithin } from "./bot/observe-within.ts";
@@ -125,7 +125,7 @@ async function stop(id: string): Promise<Json> {
 }
 
 /** `/join` → the API reports `lobby`; whether the session took a warm worker. */
-async function joinToLobby(n: number): Promise<{ ms: number; id: string; warm: boolean; joinedAt: number; answeredAt: number; cpu: Map<string, number> }> {
+async function joinToLobby(n: number): Promise<{ ms: number; id: string; warm: boolean; joinedAt: number; answeredAt: number; ticks: TreeTicks }> {
   const meeting = fixture.createMeeting({ lobby: true });
   const warmIds = new Set((await workers(recordingsDir)).filter((w) => w.warm).map((w) => w.id));
   const joinedAt = Date.now();
@@ -136,9 +136,8 @@ async function joinToLobby(n: number): Promise<{ ms: number; id: string; warm: b
   await waitStatus(id, ["lobby"]);
   const ms = performance.now() - t0;
   // Everything the tree has spent since it started (a warm worker's warm-up included).
-  const ticks = (await treeTicks([markerOf(id)])).get(markerOf(id)) ?? new Map();
-  const cpu = cpuBetween(new Map(), ticks, 1);
-  return { ms, id, warm: warmIds.has(id), joinedAt, answeredAt, cpu };
+  const ticks: TreeTicks = (await treeTicks([markerOf(id)])).get(markerOf(id)) ?? new Map();
+  return { ms, id, warm: warmIds.has(id), joinedAt, answeredAt, ticks };
 }
 
 interface Steady {
@@ -222,7 +221,7 @@ try {
     const ms = singles.map((s) => s.ms / 1000);
     console.log(`join → lobby, single${WARM > 0 ? " on a warm worker" : " (cold)"} (n=${ms.length}, ${singles.filter((s) => s.warm).length} warm): p50 ${f(percentile(ms, 50), 2)} s  p95 ${f(percentile(ms, 95), 2)} s`);
     await printJoinPhases(recordingsDir, singles);
-    printJoinCpu(singles.map((s) => s.cpu));
+    printJoinCpu(singles.map((s) => s.ticks));
   }
 
   if (BURST > 0) {
@@ -233,7 +232,7 @@ try {
     console.log(`join → lobby, ${BURST} at once (${burst.filter((b) => b.warm).length} warm): p50 ${f(percentile(ms, 50), 2)} s  p95 ${f(percentile(ms, 95), 2)} s  max ${f(Math.max(...ms), 2)} s`);
     await Promise.all(burst.map((b) => stop(b.id)));
     await printJoinPhases(recordingsDir, burst);
-    printJoinCpu(burst.map((s) => s.cpu));
+    printJoinCpu(burst.map((s) => s.ticks));
   }
 
   const byMode = new Map<boolean, Steady[]>();

@@ -5,7 +5,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { percentile } from "./measure.ts";
+import { TICKS_PER_SECOND } from "../../shared/process/proc-stat.ts";
+import { percentile, type TreeTicks } from "./measure.ts";
 
 interface Step {
   at: string;
@@ -40,12 +41,11 @@ export async function printJoinPhases(recordingsDir: string, sessions: { id: str
  * What a worker's tree had spent when its session reached the lobby, since the tree started (a
  * warm worker's warm-up included): mean core-seconds per join, in all and per process kind.
  */
-export function printJoinCpu(perJoin: Map<string, number>[]): void {
+export function printJoinCpu(perJoin: TreeTicks[]): void {
   if (perJoin.length === 0) return;
   const kinds = new Map<string, number>();
-  for (const cpu of perJoin) for (const [kind, pct] of cpu) kinds.set(kind, (kinds.get(kind) ?? 0) + pct / 100 / perJoin.length);
-  const all = kinds.get("all") ?? 0;
-  kinds.delete("all");
+  for (const tree of perJoin) for (const { kind, ticks } of tree.values()) kinds.set(kind, (kinds.get(kind) ?? 0) + ticks / TICKS_PER_SECOND / perJoin.length);
+  const all = [...kinds.values()].reduce((a, b) => a + b, 0);
   const parts = [...kinds].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(2)}`);
   console.log(`  CPU of the tree at the lobby, since it started: ${all.toFixed(2)} core-s per join (${parts.join(", ")})`);
 }

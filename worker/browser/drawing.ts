@@ -97,4 +97,3 @@ export function pageDrawing(page: Page, logger: Logger): PageDrawing {
     },
   };
 }
-

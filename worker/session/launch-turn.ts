@@ -6,6 +6,7 @@
  */
 import type { FromWorker } from "../../shared/ipc/messages.ts";
 import type { Logger } from "../../shared/log/logger.ts";
+import { within } from "../../shared/timeout.ts";
 
 const WAIT_LIMIT_MS = 60_000;
 
@@ -24,12 +25,9 @@ export function launchGo(): void {
  */
 export async function launchTurn(send: (m: FromWorker) => Promise<boolean>, logger: Logger): Promise<() => void> {
   const asked = performance.now();
-  const turn = new Promise<boolean>((resolve) => {
-    granted = () => resolve(true);
-    setTimeout(() => resolve(false), WAIT_LIMIT_MS).unref();
-  });
+  const turn = new Promise<boolean>((resolve) => (granted = () => resolve(true)));
   if (!(await send({ type: "launchTurn", phase: "want" }))) granted?.();
-  const inTurn = await turn;
+  const inTurn = (await within(turn, WAIT_LIMIT_MS)) === true;
   granted = null;
   const waitedMs = Math.round(performance.now() - asked);
   if (!inTurn) logger.warn({ waited_ms: waitedMs }, "no turn to start the browser came; starting it anyway");
