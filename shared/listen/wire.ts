@@ -1,30 +1,37 @@
 /**
- * The worker → control plane stream of one listener, over the worker's unix socket: the control
- * plane connects, writes one JSON line (`hello`), and reads frames of
- * `[kind: u8][length: u32 BE][payload]` until the socket ends.
+ * The worker → control plane streams of live listening, over the worker's unix socket: the
+ * control plane connects, writes one JSON line (`hello`) naming the stream, and reads until the
+ * socket ends:
+ * - `audio`: raw s16le PCM in the hello's format, written by the worker's tap process (parec)
+ *   straight into the socket: the audio never passes through the worker's JavaScript. One per
+ *   format listened to; the control plane cuts it into frames and fans it out.
+ * - `events`: one per listener, frames of `[kind: u8][length: u32 BE][payload]` (events, and a
+ *   last `end` when the session is over).
  */
 import { z } from "zod";
 import { LISTEN_CHANNELS, LISTEN_SAMPLE_RATES } from "./protocol.ts";
 
 export const FRAME_KIND = {
-  /** One 20 ms frame of s16le PCM in the listener's format. */
-  audio: 1,
   /** One event as UTF-8 JSON (shared/listen/events.ts). */
-  event: 2,
-  /** The session ended: JSON `{reason}`; the socket ends after it. */
-  end: 3,
+  event: 1,
+  /** The session ended: JSON `{code, reason}`; the socket ends after it. */
+  end: 2,
 } as const;
 export type FrameKind = (typeof FRAME_KIND)[keyof typeof FRAME_KIND];
 
 const HEADER_BYTES = 5;
-/** Far above any frame (20 ms of 48 kHz stereo is 3840 bytes): a larger length is a broken stream. */
+/** Far above any event: a larger length is a broken stream. */
 const MAX_PAYLOAD = 1 << 20;
 
-export const helloSchema = z.object({
+export const audioHelloSchema = z.object({
+  stream: z.literal("audio"),
   sample_rate: z.union(LISTEN_SAMPLE_RATES.map((r) => z.literal(r)) as [z.ZodLiteral<8000>, z.ZodLiteral<16000>, z.ZodLiteral<24000>, z.ZodLiteral<48000>]),
   channels: z.union(LISTEN_CHANNELS.map((c) => z.literal(c)) as [z.ZodLiteral<1>, z.ZodLiteral<2>]),
-  events: z.boolean(),
 });
+export const eventsHelloSchema = z.object({ stream: z.literal("events"), events: z.boolean() });
+export const helloSchema = z.discriminatedUnion("stream", [audioHelloSchema, eventsHelloSchema]);
+export type AudioHello = z.infer<typeof audioHelloSchema>;
+export type EventsHello = z.infer<typeof eventsHelloSchema>;
 export type Hello = z.infer<typeof helloSchema>;
 
 export function encodeFrame(kind: FrameKind, payload: Buffer): Buffer {
@@ -55,7 +62,7 @@ export class FrameDecoder {
     while (buf.length - offset >= HEADER_BYTES) {
       const kind = buf.readUInt8(offset);
       const length = buf.readUInt32BE(offset + 1);
-      if (kind < 1 || kind > 3 || length > MAX_PAYLOAD) throw new Error(`not a listen frame (kind ${kind}, length ${length})`);
+      if (kind < FRAME_KIND.event || kind > FRAME_KIND.end || length > MAX_PAYLOAD) throw new Error(`not a listen frame (kind ${kind}, length ${length})`);
       if (buf.length - offset - HEADER_BYTES < length) break;
       // A copy: a queued frame must not pin the whole socket chunk it arrived in (memory bound).
       frames.push({ kind: kind as FrameKind, payload: Buffer.from(buf.subarray(offset + HEADER_BYTES, offset + HEADER_BYTES + length)) });

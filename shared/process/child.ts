@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
+import type { Socket } from "node:net";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import type { Logger } from "../log/logger.ts";
@@ -26,8 +27,12 @@ export interface SpawnChildOptions {
   /** Called with each stderr line, after it is logged (e.g. to parse ffmpeg banners). */
   onStderrLine?: (line: string) => void;
   onStdoutLine?: (line: string) => void;
-  /** Binary stdout (raw PCM): the caller reads `process.stdout` itself; nothing is split into lines. */
-  binaryStdout?: boolean;
+  /**
+   * The child writes its stdout straight into this socket (a reader in another process), and
+   * nothing passes through this one. The caller should close its own handle after the spawn: the
+   * child holds a duplicate, and libuv leaves the shared descriptor blocking for the child.
+   */
+  stdout?: Socket;
 }
 
 export interface StopOptions {
@@ -62,7 +67,7 @@ const DEFAULT_STOP_TIMEOUT_MS = 5_000;
  * processLauncher.ts: graceful signal, bounded wait, then SIGKILL to the group.
  */
 export function spawnChild(options: SpawnChildOptions): Child {
-  const stdio: StdioOptions = [options.stdin ?? "ignore", "pipe", "pipe"];
+  const stdio: StdioOptions = [options.stdin ?? "ignore", options.stdout ?? "pipe", "pipe"];
   const proc = spawn(options.command, [...options.args], {
     detached: true,
     stdio,
@@ -83,7 +88,7 @@ export function spawnChild(options: SpawnChildOptions): Child {
   log.debug({ command: options.command, args: options.args }, "child spawned");
 
   const tail: string[] = [];
-  if (!options.binaryStdout) pipeLines(proc.stdout, (line) => {
+  if (!options.stdout) pipeLines(proc.stdout, (line) => {
     log.debug({ stream: "stdout" }, line);
     options.onStdoutLine?.(line);
   });

@@ -1,9 +1,10 @@
 /**
  * The listener's event input (shared/listen/events.ts) through the worker's listen hub, with a
- * real PulseAudio daemon and tap: events published by the participant timeline's emitter (#17,
+ * real PulseAudio daemon and taps: events published by the participant timeline's emitter (#17,
  * connected through worker/listen/timeline-adapter.ts) and status events reach every listener
- * that asked for events, in the order they were emitted, between the audio frames; a malformed
- * event is dropped; a listener without events gets audio only; `end` closes every listener.
+ * that asked for events, in the order they were emitted, while its audio stream (raw PCM written
+ * by the tap into the socket) flows; a malformed event is dropped; a listener without events gets
+ * audio only; `end` closes every listener, and stopping the audio ends the audio streams.
  */
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
@@ -14,7 +15,8 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createLogger } from "../../shared/log/logger.ts";
 import { CLOSE, CLOSE_REASON, frameBytes } from "../../shared/listen/protocol.ts";
-import { FRAME_KIND, FrameDecoder, type Hello } from "../../shared/listen/wire.ts";
+import { PcmFramer } from "../../shared/listen/framer.ts";
+import { FRAME_KIND, FrameDecoder } from "../../shared/listen/wire.ts";
 import type { SessionStatus } from "../../shared/ipc/messages.ts";
 import { startPulse, type PulseDaemon } from "../../worker/audio/pulse.ts";
 import { createListen, type Listen } from "../../worker/listen/index.ts";
@@ -22,31 +24,46 @@ import { connectTimeline } from "../../worker/listen/timeline-adapter.ts";
 import { waitFor, type Json } from "./helpers.ts";
 
 interface Client {
-  socket: Socket;
-  audio: Buffer[];
   events: Json[];
+  audio: Buffer[];
+  /** Arrival order across both connections: "a" for audio, the event's type otherwise. */
   order: string[];
   end: Json | null;
   closed: Promise<void>;
+  audioEnded: Promise<void>;
 }
 
-function client(path: string, hello: Hello): Client {
-  const socket = connect(path);
-  const c: Client = { socket, audio: [], events: [], order: [], end: null, closed: new Promise((r) => socket.once("close", () => r())) };
+/** A listener as the control plane opens it: its events connection and an audio stream of its format. */
+function client(path: string, format: { sample_rate: 8000 | 16000; channels: 1 }, events: boolean): Client {
+  const eventsSocket = connect(path);
+  const audioSocket: Socket = connect(path);
+  const c: Client = {
+    events: [],
+    audio: [],
+    order: [],
+    end: null,
+    closed: new Promise((r) => eventsSocket.once("close", () => r())),
+    audioEnded: new Promise((r) => audioSocket.once("close", () => r())),
+  };
   const decoder = new FrameDecoder();
-  socket.on("data", (chunk: Buffer) => {
+  eventsSocket.on("data", (chunk: Buffer) => {
     for (const f of decoder.push(chunk)) {
-      if (f.kind === FRAME_KIND.audio) {
-        c.audio.push(f.payload);
-        c.order.push("a");
-      } else if (f.kind === FRAME_KIND.event) {
+      if (f.kind === FRAME_KIND.event) {
         const e = JSON.parse(f.payload.toString()) as Json;
         c.events.push(e);
         c.order.push(String(e.type));
       } else c.end = JSON.parse(f.payload.toString()) as Json;
     }
   });
-  socket.write(`${JSON.stringify(hello)}\n`);
+  const framer = new PcmFramer(frameBytes({ sampleRate: format.sample_rate, channels: format.channels }));
+  audioSocket.on("data", (chunk: Buffer) => {
+    for (const frame of framer.push(chunk)) {
+      c.audio.push(frame);
+      c.order.push("a");
+    }
+  });
+  eventsSocket.write(`${JSON.stringify({ stream: "events", events })}\n`);
+  audioSocket.write(`${JSON.stringify({ stream: "audio", ...format })}\n`);
   return c;
 }
 
@@ -79,8 +96,8 @@ describe("listen hub: events in order between the audio (real PulseAudio)", { ti
 
   test("timeline and status events arrive in emitted order, interleaved with 20 ms frames", async () => {
     const path = join(dir, "listen.sock");
-    const withEvents = client(path, { sample_rate: 16000, channels: 1, events: true });
-    const audioOnly = client(path, { sample_rate: 8000, channels: 1, events: false });
+    const withEvents = client(path, { sample_rate: 16000, channels: 1 }, true);
+    const audioOnly = client(path, { sample_rate: 8000, channels: 1 }, false);
     await waitFor("audio at both listeners", () => withEvents.audio.length >= 5 && audioOnly.audio.length >= 5);
 
     const timeline = new EventEmitter();
@@ -122,6 +139,8 @@ describe("listen hub: events in order between the audio (real PulseAudio)", { ti
     status = "stopped";
     listen.publish({ type: "status", status: "stopped" });
     await listen.stopAudio();
+    await Promise.all([withEvents.audioEnded, audioOnly.audioEnded]);
+    assert.deepEqual(listen.pids.captures, []);
     listen.end();
     await Promise.all([withEvents.closed, audioOnly.closed]);
     assert.deepEqual(withEvents.events.at(-1), { type: "status", status: "stopped" });

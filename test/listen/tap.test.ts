@@ -4,10 +4,13 @@
  * listener's Nyquist) comes out of a tap at each listening format resampled by a real,
  * band-limited resampler: the 1 kHz tone at its level, the 6 kHz one kept at 16 kHz and above,
  * and at 8 kHz neither passed nor folded to 2 kHz (sample dropping would fold it at full level).
+ * Each tap writes into a reader's unix socket, as into the control plane's: a reader that closes
+ * ends its tap as "reader gone" (a listener left), never as a failure.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, connect, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -31,6 +34,20 @@ function tonePair(seconds: number): Buffer {
     out.writeInt16LE(v, i * 4 + 2);
   }
   return out;
+}
+
+/** A connected pair over a unix socket: the tap writes into `writer`, the test reads `reader`. */
+async function socketPair(server: Server, path: string): Promise<{ reader: Socket; writer: Socket }> {
+  const writer = new Promise<Socket>((resolve) => server.once("connection", resolve));
+  const reader = connect(path);
+  await new Promise((resolve) => reader.once("connect", resolve));
+  return { reader, writer: await writer };
+}
+
+async function unixServer(path: string): Promise<Server> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(path, resolve));
+  return server;
 }
 
 /** Level of `hz` against the 1 kHz tone, in dB, over 1 s of the tap's audio after its first 0.5 s. */
@@ -57,12 +74,19 @@ test("a tap at each listening format resamples through a band-limited resampler"
     { sampleRate: 16000, channels: 1 },
     { sampleRate: 48000, channels: 2 },
   ];
-  const got = formats.map((format) => {
+  const path = join(dir, "taps.sock");
+  const server = await unixServer(path);
+  defer(() => server.close());
+  const got: { format: ListenFormat; chunks: Buffer[] }[] = [];
+  for (const format of formats) {
     const chunks: Buffer[] = [];
-    const capture = startCapture({ pulseEnv: pulse.env, source: pulse.recMonitor, format, fragmentMs: TAP_MS.withMic, logger, onChunk: (c) => chunks.push(c) });
+    const { reader, writer } = await socketPair(server, path);
+    defer(() => reader.destroy());
+    reader.on("data", (c: Buffer) => chunks.push(c));
+    const capture = startCapture({ pulseEnv: pulse.env, source: pulse.recMonitor, format, fragmentMs: TAP_MS.withMic, logger, output: writer });
     defer(() => capture.stop());
-    return { format, chunks };
-  });
+    got.push({ format, chunks });
+  }
   // An idle null sink has rendered up to 2 s ahead: the taps' first audio comes when that ends.
   const bytesOf = (f: ListenFormat, seconds: number) => f.sampleRate * f.channels * 2 * seconds;
   await waitFor("1.5 s at every tap", () => got.every(({ format, chunks }) => chunks.reduce((n, c) => n + c.length, 0) >= bytesOf(format, 1.5)), 10_000);
@@ -82,4 +106,40 @@ test("a tap at each listening format resamples through a band-limited resampler"
       assert.ok(alias < -60, `${label}: 6 kHz folded to 2 kHz at ${alias.toFixed(1)} dB (a real resampler stays under -60)`);
     }
   }
+});
+
+test("a tap whose reader closes ends as 'reader gone'; one stopped ends as expected", async (t) => {
+  const defer = cleanupStack(t);
+  const dir = await mkdtemp(join(tmpdir(), "listen-tap-"));
+  defer(() => rm(dir, { recursive: true, force: true }));
+  const pulse = await startPulse({ dir, logger, mic: false });
+  defer(() => pulse.stop());
+  const player = spawn("pacat", ["--raw", "--format=s16le", `--rate=${RATE}`, "--channels=2", "--latency-msec=100", "--device=rec"], { env: { ...process.env, ...pulse.env }, stdio: ["pipe", "ignore", "ignore"] });
+  defer(() => player.kill("SIGKILL"));
+  player.stdin.on("error", () => undefined);
+  player.stdin.write(tonePair(6));
+  const path = join(dir, "taps.sock");
+  const server = await unixServer(path);
+  defer(() => server.close());
+  const format: ListenFormat = { sampleRate: 16000, channels: 1 };
+
+  const left = await socketPair(server, path);
+  let bytes = 0;
+  left.reader.on("data", (c: Buffer) => (bytes += c.length));
+  const leaving = startCapture({ pulseEnv: pulse.env, source: pulse.recMonitor, format, fragmentMs: TAP_MS.withMic, logger, output: left.writer });
+  defer(() => leaving.stop());
+  assert.ok(left.writer.destroyed, "the worker's own handle is closed at once: parec holds the socket");
+  await waitFor("audio through the socket", () => bytes > 0, 10_000);
+  left.reader.destroy();
+  const gone = await leaving.exited;
+  assert.deepEqual({ expected: gone.expected, readerGone: gone.readerGone }, { expected: false, readerGone: true });
+
+  const kept = await socketPair(server, path);
+  const ended = new Promise((r) => kept.reader.once("close", r));
+  kept.reader.resume();
+  const stopped = startCapture({ pulseEnv: pulse.env, source: pulse.recMonitor, format, fragmentMs: TAP_MS.withMic, logger, output: kept.writer });
+  await stopped.stop();
+  const exit = await stopped.exited;
+  assert.deepEqual({ expected: exit.expected, readerGone: exit.readerGone }, { expected: true, readerGone: false });
+  await ended;
 });

@@ -1,21 +1,24 @@
 /**
- * A listen tap: one `parec` per listening format reading the recording's own source (the `rec`
- * sink's monitor), so listeners hear exactly what the recording hears, and asking PulseAudio for
- * the listener's rate and channel count. The daemon converts with its resampler (speex, windowed
- * sinc: worker/audio/pulse.ts says which quality and why); stereo to mono is its average of L and
- * R. It is a reader beside the recorder's ffmpeg rather than a tee inside it, so a listener can
- * never stall or end the recording, and `record` false sessions (no recorder) are heard the same
- * way.
+ * A listen tap: a `parec` reading the recording's own source (the `rec` sink's monitor), so
+ * listeners hear exactly what the recording hears, asking PulseAudio for the listener's rate and
+ * channel count, and writing it straight into the control plane's socket (shared/listen/wire.ts,
+ * `audio`): the audio never passes through this worker. The daemon converts with its resampler
+ * (speex, windowed sinc: worker/audio/pulse.ts says which quality and why); stereo to mono is its
+ * average of L and R. It is a reader beside the recorder's ffmpeg rather than a tee inside it, so
+ * a listener can never stall or end the recording, and `record` false sessions (no recorder) are
+ * heard the same way.
  *
- * One tap per format against the first design (one 48 kHz stereo parec, and an ffmpeg resampler
- * per other format fed through the worker): one process and two pipe hops fewer per format, each
- * of which woke every 20 ms (`make bench-listen`: see the commit that brought it).
+ * Against the design before it (the same parec, read by this worker, framed and written to the
+ * control plane's socket): one process fewer woken per fragment, and the worker's share of a
+ * listener's CPU gone (see the commit that brought it for the A/B).
  */
+import type { Socket } from "node:net";
 import type { Logger } from "../../shared/log/logger.ts";
 import type { ListenFormat } from "../../shared/listen/protocol.ts";
 import { benchOverride } from "../../shared/process/bench-override.ts";
 import { spawnChild, type Child, type ChildExit } from "../../shared/process/child.ts";
 import { killProcessGroup } from "../../shared/process/group.ts";
+import { within } from "../../shared/timeout.ts";
 
 /**
  * PulseAudio's fragment for this record stream. Its default (~2 s of buffer, fragments of
@@ -41,6 +44,7 @@ export function tapLatencyMs(mic: boolean, env: NodeJS.ProcessEnv = process.env)
   return benchOverride("TOAMAISUTAA_LISTEN_TAP_MSEC", mic ? TAP_MS.withMic : TAP_MS.withoutMic, env);
 }
 const STOP_TIMEOUT_MS = 2_000;
+const STDERR_WAIT_MS = 1_000;
 
 export interface CaptureOptions {
   pulseEnv: Record<string, string>;
@@ -51,15 +55,26 @@ export interface CaptureOptions {
   /** PulseAudio's fragment, ms (tapLatencyMs). */
   fragmentMs: number;
   logger: Logger;
-  onChunk: (chunk: Buffer) => void;
+  /** The reader's socket: parec writes into it; this process's own handle is closed at once. */
+  output: Socket;
+}
+
+export interface CaptureExit extends ChildExit {
+  /** Stopped by us. */
+  expected: boolean;
+  /** The reader closed its end (parec's write failed with EPIPE): a listener left, not a failure. */
+  readerGone: boolean;
 }
 
 export interface Capture {
   readonly pid: number;
-  /** Resolves when parec exits; `expected` false when nobody stopped it. */
-  readonly exited: Promise<ChildExit & { expected: boolean }>;
+  /** Resolves when parec exits. */
+  readonly exited: Promise<CaptureExit>;
   stop(): Promise<void>;
 }
+
+/** pacat's message when its stdout's reader went away (it ignores SIGPIPE); the C locale is set. */
+const BROKEN_PIPE = /write\(\) failed: Broken pipe/;
 
 export function startCapture(options: CaptureOptions): Capture {
   const child: Child = spawnChild({
@@ -74,18 +89,26 @@ export function startCapture(options: CaptureOptions): Capture {
       "--client-name=bot-listen",
       "--stream-name=listen",
     ],
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...options.pulseEnv },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C", ...options.pulseEnv },
     logger: options.logger,
     name: "parec-listen",
-    binaryStdout: true,
+    stdout: options.output,
   });
-  child.process.stdout?.on("data", options.onChunk);
+  // parec holds its own duplicate; this one is never read (the reader sends nothing after its hello).
+  options.output.destroy();
   let expected = false;
   const killOnExit = () => killProcessGroup(child.pid);
   process.once("exit", killOnExit);
-  const exited = child.exited.then((exit) => {
+  // 'exit' may come before the last stderr line is read: the verdict waits for stderr's end (bounded).
+  const stderrRead = new Promise<void>((resolve) => {
+    if (!child.process.stderr || child.process.stderr.closed) resolve();
+    else child.process.stderr.once("close", () => resolve());
+  });
+  const exited = child.exited.then(async (exit) => {
     process.removeListener("exit", killOnExit);
-    return { ...exit, expected };
+    await within(stderrRead, STDERR_WAIT_MS);
+    const readerGone = exit.code === 1 && child.stderrTail().some((line) => BROKEN_PIPE.test(line));
+    return { ...exit, expected, readerGone };
   });
   return {
     pid: child.pid,

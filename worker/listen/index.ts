@@ -1,7 +1,7 @@
 /**
  * Live listening in the worker (issue #18): answers the `listen_open` op with the path of the
- * listen socket (opened on first use), fans the recording's audio out to the listeners the
- * control plane bridges, and forwards events (status now; speech and participants through
+ * listen socket (opened on first use), starts a tap of the recording's audio for each audio
+ * stream the control plane opens, and forwards events (status now; speech and participants through
  * timeline-adapter.ts). Independent of MIC_PLAYBACK_ENABLED and of `record`.
  */
 import type { WorkerRequest, WorkerResponse, SessionStatus } from "../../shared/ipc/messages.ts";
@@ -10,7 +10,7 @@ import { listenEventSchema, type ListenEvent, type ListenEventSink } from "../..
 import { isListenOp, listenOpenArgsSchema } from "../../shared/listen/ops.ts";
 import { CLOSE, CLOSE_REASON } from "../../shared/listen/protocol.ts";
 import { tapLatencyMs } from "./capture.ts";
-import { AudioFanout } from "./fanout.ts";
+import { AudioTaps } from "./taps.ts";
 import { openListenServer, type EndNotice, type ListenServer } from "./server.ts";
 
 export type Answer = Omit<WorkerResponse, "type" | "id">;
@@ -31,7 +31,7 @@ export interface Listen extends ListenEventSink {
   handles(request: WorkerRequest): boolean;
   handle(request: WorkerRequest): Promise<Answer>;
   /** The tap's processes (benchmark). */
-  readonly pids: AudioFanout["pids"];
+  readonly pids: AudioTaps["pids"];
   /** Stops the audio (before PulseAudio goes); listeners stay attached for the last events. */
   stopAudio(): Promise<void>;
   /** Sends `end` to every listener (their WebSockets close with `notice.code`). */
@@ -46,7 +46,7 @@ export function createListen(deps: ListenDeps): Listen {
   let server: Promise<ListenServer> | null = null;
   let opened: ListenServer | null = null;
   let closed = false;
-  const fanout = new AudioFanout({
+  const taps = new AudioTaps({
     pulseEnv: deps.pulseEnv,
     source: deps.source,
     fragmentMs: tapLatencyMs(deps.mic),
@@ -59,7 +59,7 @@ export function createListen(deps: ListenDeps): Listen {
   };
 
   const open = (): Promise<ListenServer> => {
-    server ??= openListenServer({ workDir: deps.workDir, fanout, logger: log, currentEvents }).then(
+    server ??= openListenServer({ workDir: deps.workDir, taps, logger: log, currentEvents }).then(
       (s) => (opened = s),
       (err: unknown) => {
         server = null;
@@ -80,7 +80,7 @@ export function createListen(deps: ListenDeps): Listen {
       return { ok: true, result: { socketPath: s.path } };
     },
     get pids() {
-      return fanout.pids;
+      return taps.pids;
     },
     get listening() {
       return (opened?.connections ?? 0) > 0;
@@ -93,14 +93,14 @@ export function createListen(deps: ListenDeps): Listen {
       }
       void server?.then((s) => s.publish(parsed.data)).catch(() => undefined);
     },
-    stopAudio: () => fanout.stop(),
+    stopAudio: () => taps.stop(),
     end(notice = { code: CLOSE.normal, reason: CLOSE_REASON.sessionEnded }) {
       closed = true;
       void server?.then((s) => s.end(notice)).catch(() => undefined);
     },
     async close() {
       closed = true;
-      await fanout.stop();
+      await taps.stop();
       const s = await server?.catch(() => null);
       s?.end({ code: CLOSE.normal, reason: CLOSE_REASON.sessionEnded });
       await s?.close();

@@ -1,27 +1,27 @@
 /**
  * The worker's end of live listening: a unix socket in the session's private work dir (like the
- * ingest socket). The control plane connects once per WebSocket listener, writes one `hello`
- * line naming the format, and reads that listener's frames (shared/listen/wire.ts): 20 ms of
- * PCM, events, and a last `end` frame when the session is over. Tokens never reach the worker:
- * the control plane checked them before it connected.
+ * ingest socket). The control plane connects and writes one `hello` line (shared/listen/wire.ts):
+ * `audio` connections (one per format listened to) get a tap writing raw PCM into them
+ * (taps.ts); `events` connections (one per WebSocket listener) get events and a last `end` frame
+ * when the session is over. Tokens never reach the worker: the control plane checked them before
+ * it connected.
  */
 import type { Socket } from "node:net";
 import { join } from "node:path";
 import type { Logger } from "../../shared/log/logger.ts";
 import type { ListenEvent } from "../../shared/listen/events.ts";
-import { audioMs, type ListenFormat } from "../../shared/listen/protocol.ts";
-import { FRAME_KIND, encodeFrame, helloSchema, type Hello } from "../../shared/listen/wire.ts";
+import { FRAME_KIND, encodeFrame, helloSchema, type EventsHello, type Hello } from "../../shared/listen/wire.ts";
 import { openUnixServer } from "../sockets/unix-server.ts";
-import type { AudioFanout } from "./fanout.ts";
+import type { AudioTaps } from "./taps.ts";
 
 /** The hello is one short JSON line; anything longer is not our control plane. */
 const MAX_HELLO_BYTES = 1024;
 /**
  * The control plane reads its end of the socket at once, always (slow WebSocket consumers are
- * handled there); audio piling up here means it is stuck. Past two seconds the connection goes,
- * so the worker's memory stays bounded whatever happens on the other side.
+ * handled there); events piling up here mean it is stuck. Past this the connection goes, so the
+ * worker's memory stays bounded whatever happens on the other side.
  */
-const MAX_BACKLOG_MS = 2_000;
+const MAX_BACKLOG_BYTES = 256 * 1024;
 /** How long the last `end` frames get to reach the control plane before the sockets are destroyed. */
 const CLOSE_GRACE_MS = 1_000;
 
@@ -43,7 +43,7 @@ export interface ListenServer {
 
 export interface ListenServerOptions {
   workDir: string;
-  fanout: AudioFanout;
+  taps: AudioTaps;
   logger: Logger;
   /** The session's status now: sent to a new listener first, so it knows where the session is. */
   currentEvents: () => ListenEvent[];
@@ -51,8 +51,7 @@ export interface ListenServerOptions {
 
 interface Connection {
   socket: Socket;
-  hello: Hello;
-  unsubscribe: () => void;
+  hello: EventsHello;
 }
 
 export function listenSocketPath(workDir: string): string {
@@ -60,7 +59,7 @@ export function listenSocketPath(workDir: string): string {
 }
 
 export async function openListenServer(options: ListenServerOptions): Promise<ListenServer> {
-  const { fanout, logger } = options;
+  const { taps, logger } = options;
   const connections = new Set<Connection>();
   let ended: EndNotice | null = null;
 
@@ -68,28 +67,31 @@ export async function openListenServer(options: ListenServerOptions): Promise<Li
     socket.end(encodeFrame(FRAME_KIND.end, Buffer.from(JSON.stringify(notice))));
   };
 
+  const write = (conn: Connection, frame: Buffer) => {
+    if (conn.socket.destroyed) return;
+    if (conn.socket.writableLength > MAX_BACKLOG_BYTES) {
+      logger.warn({ backlog_bytes: conn.socket.writableLength }, "listen: the control plane stopped reading; dropping the connection");
+      conn.socket.destroy();
+      return;
+    }
+    conn.socket.write(frame);
+  };
+
   const attach = (socket: Socket, hello: Hello) => {
+    if (hello.stream === "audio") {
+      // After the end a new tap would only race PulseAudio's shutdown: the reader gets EOF.
+      if (ended) return void socket.destroy();
+      return taps.open({ sampleRate: hello.sample_rate, channels: hello.channels }, socket);
+    }
     if (ended) return sendEnd(socket, ended);
-    const format: ListenFormat = { sampleRate: hello.sample_rate, channels: hello.channels };
-    const conn: Connection = { socket, hello, unsubscribe: () => undefined };
+    const conn: Connection = { socket, hello };
     connections.add(conn);
-    if (hello.events) for (const e of options.currentEvents()) socket.write(encodeFrame(FRAME_KIND.event, Buffer.from(JSON.stringify(e))));
-    conn.unsubscribe = fanout.subscribe(format, (frames) => {
-      if (socket.destroyed) return;
-      if (audioMs(format, socket.writableLength) > MAX_BACKLOG_MS) {
-        logger.warn({ backlog_bytes: socket.writableLength }, "listen: the control plane stopped reading; dropping the connection");
-        socket.destroy();
-        return;
-      }
-      // One write per delivery: a syscall (and a wake-up of the control plane) per chunk, not per frame.
-      socket.write(frames.length === 1 ? encodeFrame(FRAME_KIND.audio, frames[0] as Buffer) : Buffer.concat(frames.map((f) => encodeFrame(FRAME_KIND.audio, f))));
-    });
+    if (hello.events) for (const e of options.currentEvents()) write(conn, encodeFrame(FRAME_KIND.event, Buffer.from(JSON.stringify(e))));
     socket.once("close", () => {
       connections.delete(conn);
-      conn.unsubscribe();
       logger.debug({ listeners: connections.size }, "listener detached");
     });
-    logger.info({ sample_rate: hello.sample_rate, channels: hello.channels, events: hello.events, listeners: connections.size }, "listener attached");
+    logger.info({ events: hello.events, listeners: connections.size }, "listener attached");
   };
 
   const server = await openUnixServer(listenSocketPath(options.workDir), (socket) => {
@@ -102,6 +104,8 @@ export async function openListenServer(options: ListenServerOptions): Promise<Li
         return;
       }
       socket.off("data", onData);
+      // An audio connection's socket goes to parec as it is: nothing may be read from it here.
+      socket.pause();
       let parsed: Hello | null = null;
       try {
         const result = helloSchema.safeParse(JSON.parse(head.subarray(0, nl).toString("utf8")));
@@ -109,9 +113,9 @@ export async function openListenServer(options: ListenServerOptions): Promise<Li
       } catch {
         parsed = null;
       }
-      if (!parsed) return socket.destroy();
-      // Nothing more is read from the control plane: its end only closes.
-      socket.resume();
+      if (!parsed || nl !== head.length - 1) return socket.destroy();
+      // Nothing more comes from the control plane on an events connection: its end only closes.
+      if (parsed.stream === "events") socket.resume();
       attach(socket, parsed);
     };
     socket.on("data", onData);
@@ -124,14 +128,11 @@ export async function openListenServer(options: ListenServerOptions): Promise<Li
     },
     publish(event) {
       const frame = encodeFrame(FRAME_KIND.event, Buffer.from(JSON.stringify(event)));
-      for (const c of connections) if (c.hello.events && !c.socket.destroyed) c.socket.write(frame);
+      for (const c of connections) if (c.hello.events) write(c, frame);
     },
     end(notice) {
       ended ??= notice;
-      for (const c of connections) {
-        c.unsubscribe();
-        sendEnd(c.socket, ended);
-      }
+      for (const c of connections) sendEnd(c.socket, ended);
     },
     // Sockets that got `end` close once the control plane read it; a stuck one is destroyed.
     close: () => server.close({ graceMs: CLOSE_GRACE_MS }),

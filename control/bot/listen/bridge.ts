@@ -1,28 +1,32 @@
 /**
- * One listener's WebSocket fed from the worker's listen socket: the `hello` naming its format,
- * then every frame from the worker through the Pacer (back-pressure) to the consumer. The worker
- * socket is always read at once, so a slow consumer never holds up the worker, the other
- * listeners or the recording. Ends: the worker's `end` frame (session over: queued audio, then
- * the close frame), the consumer closing, a revoke, or the Pacer's cut-off (1008).
+ * One listener's WebSocket fed from the worker: the audio of its format (taps.ts, shared by the
+ * listeners of that format) and its own events connection (`hello`, then events and `end`), both
+ * through the Pacer (back-pressure) to the consumer. Both are always read at once, so a slow
+ * consumer never holds up the worker, the other listeners or the recording. Ends: the worker's
+ * `end` frame (session over: queued audio, then the close frame), the consumer closing, a
+ * revoke, or the Pacer's cut-off (1008).
  */
 import type { Socket } from "node:net";
 import type { WebSocket } from "ws";
 import type { Logger } from "../../../shared/log/logger.ts";
 import { CLOSE, CLOSE_REASON } from "../../../shared/listen/protocol.ts";
-import { FRAME_KIND, FrameDecoder, type Hello } from "../../../shared/listen/wire.ts";
+import { FRAME_KIND, FrameDecoder, type EventsHello } from "../../../shared/listen/wire.ts";
 import { PING_MS, Pacer } from "./pacer.ts";
 import type { Listener } from "./registry.ts";
+import type { ListenTaps } from "./taps.ts";
 
 /** A consumer that does not answer the close handshake (it stopped reading) is dropped after this. */
 const CLOSE_TIMEOUT_MS = 3_000;
-/** How long a worker socket that closed without `end` waits for the supervisor to see the exit. */
+/** How long a worker stream that ended without `end` waits for the supervisor to see the exit. */
 const WORKER_EXIT_WAIT_MS = 3_000;
 
 export interface BridgeOptions {
   ws: WebSocket;
   /** The upgraded TCP socket under `ws`: corked while one worker chunk's frames are sent. */
   socket: { cork(): void; uncork(): void };
-  worker: Socket;
+  /** The listener's events connection to the worker (connected, hello not yet sent). */
+  events: Socket;
+  taps: ListenTaps;
   listener: Listener;
   logger: Logger;
   /** Whether the session is over (a worker socket that closes without `end` then means 1000). */
@@ -32,16 +36,19 @@ export interface BridgeOptions {
 }
 
 export function bridgeListener(options: BridgeOptions): void {
-  const { ws, worker, listener, logger } = options;
+  const { ws, events, listener, logger } = options;
   const log = logger.child({ session_id: listener.sessionId, listener_id: listener.id });
   let closing = false;
+  let lost = false;
+  let unsubscribe: () => void = () => undefined;
 
   const close = (code: number, reason: string) => {
     if (closing) return;
     closing = true;
     pacer.stop();
     clearInterval(ticker);
-    worker.destroy();
+    events.destroy();
+    unsubscribe();
     ws.close(code, reason);
     // A consumer that stopped reading never answers: its socket (and what it holds) goes anyway.
     setTimeout(() => ws.terminate(), CLOSE_TIMEOUT_MS).unref();
@@ -58,8 +65,15 @@ export function bridgeListener(options: BridgeOptions): void {
   const ticker = setInterval(() => pacer.tick(), PING_MS);
   ws.on("pong", (data: Buffer) => pacer.pong(data));
 
+  // The frames of one worker chunk leave in one TCP write instead of one each (CPU per listener).
+  const corked = (send: () => void) => {
+    options.socket.cork();
+    process.nextTick(() => options.socket.uncork());
+    send();
+  };
+
   const decoder = new FrameDecoder();
-  worker.on("data", (chunk: Buffer) => {
+  events.on("data", (chunk: Buffer) => {
     let frames;
     try {
       frames = decoder.push(chunk);
@@ -67,12 +81,8 @@ export function bridgeListener(options: BridgeOptions): void {
       log.error({ err }, "listen: the worker's stream is broken");
       return close(CLOSE.internal, CLOSE_REASON.tapFailed);
     }
-    // The frames of one chunk leave in one TCP write instead of one each (CPU per listener).
-    options.socket.cork();
-    process.nextTick(() => options.socket.uncork());
     for (const frame of frames) {
-      if (frame.kind === FRAME_KIND.audio) pacer.audio(frame.payload);
-      else if (frame.kind === FRAME_KIND.event) pacer.text(frame.payload.toString("utf8"));
+      if (frame.kind === FRAME_KIND.event) corked(() => pacer.text(frame.payload.toString("utf8")));
       else {
         const notice = parseEnd(frame.payload);
         pacer.flush();
@@ -80,12 +90,15 @@ export function bridgeListener(options: BridgeOptions): void {
       }
     }
   });
-  worker.on("error", () => worker.destroy());
-  worker.once("close", () => {
-    if (closing) return;
-    // Without an `end` frame: a worker that died (the session ends as interrupted) closes its
-    // sockets before the supervisor has seen its exit. Wait for that verdict a moment, so such
-    // a listener also gets 1000 "session ended"; only a session that goes on means a failed tap.
+  events.on("error", () => events.destroy());
+
+  // A worker stream ending without `end`: a worker that died (the session ends as interrupted)
+  // closes its sockets before the supervisor has seen its exit, and a session ending stops the
+  // audio just before it sends `end`. Wait for that verdict a moment, so such a listener also
+  // gets 1000 "session ended"; only a session that goes on means a failed tap.
+  const streamLost = () => {
+    if (closing || lost) return;
+    lost = true;
     const deadline = Date.now() + WORKER_EXIT_WAIT_MS;
     const decide = () => {
       if (closing) return;
@@ -94,14 +107,31 @@ export function bridgeListener(options: BridgeOptions): void {
       close(CLOSE.internal, CLOSE_REASON.tapFailed);
     };
     decide();
-  });
+  };
+  events.once("close", streamLost);
+
+  options.taps
+    .subscribe(listener.socketPath, listener.format, {
+      frames: (frames) => corked(() => {
+        for (const frame of frames) pacer.audio(frame);
+      }),
+      ended: streamLost,
+    })
+    .then(
+      (stop) => {
+        if (closing) stop();
+        else unsubscribe = stop;
+      },
+      streamLost,
+    );
 
   ws.on("error", () => ws.terminate());
   ws.once("close", (code: number) => {
     closing = true;
     pacer.stop();
     clearInterval(ticker);
-    worker.destroy();
+    events.destroy();
+    unsubscribe();
     if (listener.connection === connection) listener.connection = null;
     log.info({ code, dropped_ms: pacer.droppedMs }, "listener disconnected");
     options.onClosed?.();
@@ -109,9 +139,9 @@ export function bridgeListener(options: BridgeOptions): void {
 
   const connection = { close };
   listener.connection = connection;
-  const hello: Hello = { sample_rate: listener.format.sampleRate, channels: listener.format.channels, events: listener.events };
-  worker.write(`${JSON.stringify(hello)}\n`);
-  log.info({ sample_rate: hello.sample_rate, channels: hello.channels, events: hello.events }, "listener connected");
+  const hello: EventsHello = { stream: "events", events: listener.events };
+  events.write(`${JSON.stringify(hello)}\n`);
+  log.info({ sample_rate: listener.format.sampleRate, channels: listener.format.channels, events: hello.events }, "listener connected");
 }
 
 function parseEnd(payload: Buffer): { code: number; reason: string } {

@@ -13,6 +13,7 @@ import { refuseUpgrade, type UpgradeHandler } from "../../http/upgrades.ts";
 import { bridgeListener } from "./bridge.ts";
 import { connectWorkerSocket } from "../worker-socket.ts";
 import type { ListenerRegistry } from "./registry.ts";
+import { ListenTaps } from "./taps.ts";
 
 /** Consumers send nothing we read; a large message from one is refused, not buffered. */
 const MAX_INCOMING_BYTES = 4 * 1024;
@@ -28,6 +29,7 @@ export function listenUpgrade(deps: UpgradeDeps): { handler: UpgradeHandler; clo
   const { registry, logger } = deps;
   // perMessageDeflate off: PCM barely compresses, and zlib per frame would cost more CPU than the audio path.
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: MAX_INCOMING_BYTES, clientTracking: false });
+  const taps = new ListenTaps();
 
   const accept = async (req: IncomingMessage, socket: Duplex, head: Buffer, sessionId: string, token: string): Promise<void> => {
     const upgrade = String(req.headers.upgrade ?? "").toLowerCase();
@@ -44,9 +46,9 @@ export function listenUpgrade(deps: UpgradeDeps): { handler: UpgradeHandler; clo
     const release = () => {
       if (listener.connection === claim) listener.connection = null;
     };
-    const worker = await connectWorkerSocket(listener.socketPath).catch(() => null);
-    if (!worker || revoked || socket.destroyed) {
-      worker?.destroy();
+    const events = await connectWorkerSocket(listener.socketPath).catch(() => null);
+    if (!events || revoked || socket.destroyed) {
+      events?.destroy();
       release();
       return refuseUpgrade(socket, 404, "Unknown or closed listener.");
     }
@@ -54,7 +56,7 @@ export function listenUpgrade(deps: UpgradeDeps): { handler: UpgradeHandler; clo
     wss.handleUpgrade(req, socket, head, (ws) => {
       socket.off("close", release);
       if (revoked) {
-        worker.destroy();
+        events.destroy();
         release();
         ws.close(1000, "listener closed");
         return;
@@ -62,7 +64,8 @@ export function listenUpgrade(deps: UpgradeDeps): { handler: UpgradeHandler; clo
       bridgeListener({
         ws,
         socket: socket as Duplex & { cork(): void; uncork(): void },
-        worker,
+        events,
+        taps,
         listener,
         logger,
         sessionOver: () => deps.sessionOver(sessionId),
