@@ -18,14 +18,15 @@
  *    resampling) and by the 16 kHz one (resampled by PulseAudio for its tap); the bot browser's
  *    own figures (`page` only: jitter buffer, playout to the audio device, from getStats() in
  *    the fixture page) and PulseAudio's (`pactl list`: each stream's buffer and device latency);
- *  - CPU, % of one core over BENCH_CPU_SECONDS windows (mic off), with 0 listeners, 1 (16 kHz
- *    mono), 4 of 16 kHz mono (one shared tap) and 4 of different formats (8k mono, 16k mono, 24k
- *    mono, 48k stereo: a tap each, the worst case): the worker node process, the taps (parec;
+ *  - CPU, % of one core over BENCH_CPU_SECONDS windows, with and without a mic (the tap's
+ *    fragment follows it), with 0 listeners, 1 (16 kHz mono), 4 of 16 kHz mono (one shared tap)
+ *    and 4 of different formats (8k mono, 16k mono, 24k mono, 48k stereo: a tap each, the
+ *    worst case): the worker node process, the taps (parec;
  *    the session's silence watcher's parec counts here too, in every row), PulseAudio, this
- *    process (the control plane, with the Teams fixture's own small load) and the consumers (bench/listen-consumer.ts, a process of
- *    their own, reported apart: they are the client's cost, not the service's), after one
- *    listener has come and gone (warm-up, not counted). Per listener = service total with N
- *    minus with 0, over N; target under 1% of a core.
+ *    process (the control plane, with the Teams fixture's own small load) and the consumers
+ *    (bench/listen-consumer.ts, a process of their own, reported apart: they are the client's
+ *    cost, not the service's), after one listener has come and gone (warm-up, not counted).
+ *    Per listener = service total with N minus with 0, over N; target under 1% of a core.
  * BENCH_MIC=on|off and BENCH_SOURCE=page|server run only those sessions; BENCH_CPU=0 skips the
  * CPU figures; BENCH_TAP_MS sets the tap's PulseAudio fragment (worker/listen/capture.ts).
  * Also the `uptime` load: the machine is shared, read figures against it. Asserts nothing.
@@ -297,60 +298,57 @@ function browserDelays(a: MediaStats | null, b: MediaStats | null): Record<strin
   };
 }
 
+/**
+ * CPU with 0, 1 and 4 listeners in session `s` (see the head of this file), after one listener
+ * has come and gone (the relays' compiled code, the consumer's: measured, it would count start-up
+ * as a listener's steady cost).
+ */
+async function listenerCpu(s: Session): Promise<Record<string, unknown>> {
+  await sleep(1500);
+  const idle = await cpu(s.workDir);
+  const slots = async (formats: [number, number][]) => {
+    const opened = [];
+    for (const [sample_rate, channels] of formats) opened.push(await s.api("POST", `/audio/${s.id}/listen`, { sample_rate, channels, events: false }));
+    const stop = await consumers(opened.map((o) => String(o.listen_url)));
+    const figures = await cpu(s.workDir);
+    await stop();
+    for (const o of opened) await s.api("DELETE", `/audio/${s.id}/listen/${String(o.token)}`);
+    await sleep(1_500);
+    return figures;
+  };
+  await slots([[16_000, 1]]);
+  const withOne = await slots([[16_000, 1]]);
+  const withFourSame = await slots([[16_000, 1], [16_000, 1], [16_000, 1], [16_000, 1]]);
+  const withFourMixed = await slots([[8000, 1], [16_000, 1], [24_000, 1], [48_000, 2]]);
+  const per = (withN: Record<string, number>, n: number) => Number((((withN.total ?? 0) - (idle.total ?? 0)) / n).toFixed(2));
+  return {
+    no_listener: idle,
+    one_16k_mono: withOne,
+    four_16k_mono: withFourSame,
+    four_mixed_8k1_16k1_24k1_48k2: withFourMixed,
+    per_listener: { one: per(withOne, 1), four_same: per(withFourSame, 4), four_mixed: per(withFourMixed, 4), target: 1 },
+  };
+}
+
 try {
   const loadStart = uptime();
   const latencyMic: Record<string, unknown> = {};
   const latencyNoMic: Record<string, unknown> = {};
-  for (const source of SOURCES) {
-    if (!MIC_MODES.includes("on")) break;
-    const withMic = await startSession(true, source);
-    latencyMic[`from_${source}`] = await latency(withMic);
-    await withMic.stop();
-  }
-  for (const source of SOURCES.filter((x) => x !== "page")) {
-    if (!MIC_MODES.includes("off")) break;
-    const s = await startSession(false, source);
-    latencyNoMic[`from_${source}`] = await latency(s);
-    await s.stop();
-  }
-  let cpuFigures: Record<string, unknown> | null = null;
-  if (MIC_MODES.includes("off") && SOURCES.includes("page")) {
-    const s = await startSession(false, "page");
-    latencyNoMic.from_page = await latency(s);
-    if (WITH_CPU) {
-      await sleep(1500);
-      const idle = await cpu(s.workDir);
-      const slots = async (formats: [number, number][]) => {
-        const opened = [];
-        for (const [sample_rate, channels] of formats) opened.push(await s.api("POST", `/audio/${s.id}/listen`, { sample_rate, channels, events: false }));
-        const stop = await consumers(opened.map((o) => String(o.listen_url)));
-        const figures = await cpu(s.workDir);
-        await stop();
-        for (const o of opened) await s.api("DELETE", `/audio/${s.id}/listen/${String(o.token)}`);
-        await sleep(1_500);
-        return figures;
-      };
-      // A first listener warms what every later one reuses (the relays' compiled code, the
-      // consumer's): measured, it would count start-up as a listener's steady cost.
-      await slots([[16_000, 1]]);
-      const withOne = await slots([[16_000, 1]]);
-      const withFourSame = await slots([[16_000, 1], [16_000, 1], [16_000, 1], [16_000, 1]]);
-      const withFourMixed = await slots([[8000, 1], [16_000, 1], [24_000, 1], [48_000, 2]]);
-      const per = (withN: Record<string, number>, n: number) => Number((((withN.total ?? 0) - (idle.total ?? 0)) / n).toFixed(2));
-      cpuFigures = {
-        no_listener: idle,
-        one_16k_mono: withOne,
-        four_16k_mono: withFourSame,
-        four_mixed_8k1_16k1_24k1_48k2: withFourMixed,
-        per_listener: { one: per(withOne, 1), four_same: per(withFourSame, 4), four_mixed: per(withFourMixed, 4), target: 1 },
-      };
+  const cpuFigures: Record<string, unknown> = {};
+  for (const mic of MIC_MODES) {
+    const latencies = mic === "on" ? latencyMic : latencyNoMic;
+    for (const source of SOURCES) {
+      const s = await startSession(mic === "on", source);
+      latencies[`from_${source}`] = await latency(s);
+      // The page's session, whose bursts keep the tap busy as a meeting would.
+      if (WITH_CPU && source === "page") cpuFigures[`mic_playback_${mic}`] = await listenerCpu(s);
+      await s.stop();
     }
-    await s.stop();
   }
 
   console.log(JSON.stringify({
     latency_ms: { target: { median: 150, p95: 250 }, mic_playback_off: latencyNoMic, mic_playback_on: latencyMic },
-    cpu_percent_of_core: cpuFigures,
+    cpu_percent_of_core: WITH_CPU ? cpuFigures : null,
     load: { start: loadStart, end: uptime() },
     // What the workers use (capture.ts): the fragment follows the microphone unless BENCH_TAP_MS says.
     tap_fragment_ms: { mic_playback_off: tapLatencyMs(false), mic_playback_on: tapLatencyMs(true) },
