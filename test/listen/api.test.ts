@@ -16,7 +16,7 @@ import { startTeamsFixture, type FixtureMeeting } from "../fixture/teams/server.
 import { holdMediaLock } from "../harness/media-lock.ts";
 import { Cleanups } from "../mic/helpers.ts";
 import { dominantFrequency } from "../helpers/audio/analysis.ts";
-import { channel, float, listen, rms, waitFor, type Json } from "./helpers.ts";
+import { channel, float, listen, rms, sleep, waitFor, type Json } from "./helpers.ts";
 
 const TOKEN = "listen-api-access-token";
 
@@ -139,11 +139,20 @@ describe("listen API (real worker, bearer, record false, playback on)", { timeou
     await r.opened;
     await waitFor("audio", () => r.frames.length >= 5);
     const workDir = sessionPaths(app.recordingsDir, id, "wav").workDir;
-    const worker = (await listProcesses()).find((p) => p.cmdline.includes(`--session-dir=${workDir}`));
+    const processes = await listProcesses();
+    const worker = processes.find((p) => p.cmdline.includes(`--session-dir=${workDir}`));
     assert.ok(worker, "the session's worker process");
+    const tap = processes.find((p) => p.cmdline.startsWith("parec") && p.cmdline.includes("bot-listen") && p.cmdline.includes(workDir));
+    assert.ok(tap, "the listener's tap, named by the session's work dir");
     process.kill(worker.pid, "SIGKILL");
     assert.deepEqual(await r.closed, { code: CLOSE.normal, reason: CLOSE_REASON.sessionEnded });
     await waitForSession(app, id, (s) => s.status === "interrupted", 60_000, TOKEN);
+    // The tap writes into the control plane's socket, not the worker's: it must not outlive it.
+    const deadline = Date.now() + 10_000;
+    while ((await listProcesses()).some((p) => p.pid === tap.pid)) {
+      assert.ok(Date.now() < deadline, "the tap outlived its worker by 10 s");
+      await sleep(100);
+    }
     assert.equal((await post({})).status, 409);
   });
 });

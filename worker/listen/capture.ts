@@ -88,6 +88,9 @@ export function startCapture(options: CaptureOptions): Capture {
       `--device=${options.source}`,
       "--client-name=bot-listen",
       "--stream-name=listen",
+      // The daemon's socket lies in the session's work dir: on the command line, it lets the
+      // supervisor's sweep of a dead worker's processes (orphans.ts) find the tap too.
+      ...(options.pulseEnv.PULSE_SERVER ? [`--server=${options.pulseEnv.PULSE_SERVER}`] : []),
     ],
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C", ...options.pulseEnv },
     logger: options.logger,

@@ -36,7 +36,8 @@ export class AudioTaps {
   /** Starts a tap of `format` writing into `output`; after stop(), the socket is only closed. */
   open(format: ListenFormat, output: Socket): void {
     const { logger } = this.#options;
-    if (this.#stopped) {
+    // A reader already gone (it left before its hello was answered) is no failure: nothing to do.
+    if (this.#stopped || output.destroyed) {
       output.destroy();
       return;
     }
