@@ -22,9 +22,11 @@ import { within } from "../../shared/timeout.ts";
 
 /**
  * PulseAudio's fragment for this record stream. Its default (~2 s of buffer, fragments of
- * hundreds of ms) would put that much in front of every listener. Every process on the path
- * wakes once per fragment (PulseAudio, parec, this worker, the control plane), so the fragment
- * sets most of listening's CPU, and it follows what lies in front of the tap:
+ * hundreds of ms) would put that much in front of every listener. PulseAudio, parec and the
+ * control plane wake once per fragment; while this worker also read and relayed each one, the
+ * fragment set most of listening's CPU (since the tap writes to the control plane directly, an
+ * 80 ms fragment no longer lowers it: README, live audio out). It follows what lies in front of
+ * the tap:
  * - with a microphone the browser plays through Chromium's own ~30 ms buffer and a listener hears
  *   the meeting ~125 ms late: 20 ms, one listener frame. 40 ms (`make bench-listen`, 2026-11-26,
  *   load 1-2.5, two adjacent pairs) cut the CPU of four listeners of four formats from 2.76 and
@@ -32,7 +34,7 @@ import { within } from "../../shared/timeout.ts";
  *   no margin left under the 150 ms target;
  * - without one the browser holds 500 ms (worker/browser/launch.ts: recordings without underrun
  *   gaps on a loaded box) and the meeting arrives ~370 ms late: 40 ms, which adds ~10 ms to that
- *   and halves the wake-ups (see the commit that brought it for the A/B).
+ *   and halves the wake-ups.
  */
 export const TAP_MS = { withMic: 20, withoutMic: 40 } as const;
 
