@@ -9,17 +9,14 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, connect, type Server, type Socket } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import { createLogger } from "../../shared/log/logger.ts";
 import type { ListenFormat } from "../../shared/listen/protocol.ts";
-import { startPulse } from "../../worker/audio/pulse.ts";
 import { TAP_MS, startCapture } from "../../worker/listen/capture.ts";
 import { goertzelPower } from "../helpers/audio/analysis.ts";
-import { cleanupStack } from "../helpers/audio/cleanup.ts";
+import { daemonInTempDir } from "../helpers/audio/daemon-dir.ts";
 import { channel, float, sleep, waitFor } from "./helpers.ts";
 
 const logger = createLogger({ level: process.env.LOG_LEVEL ?? "warn" });
@@ -57,16 +54,24 @@ function relativeDb(pcm: Buffer, format: ListenFormat, hz: number, ch = 0): numb
   return 10 * Math.log10(power(hz) / power(1000));
 }
 
-test("a tap at each listening format resamples through a band-limited resampler", async (t) => {
-  const defer = cleanupStack(t);
-  const dir = await mkdtemp(join(tmpdir(), "listen-tap-"));
-  defer(() => rm(dir, { recursive: true, force: true }));
-  const pulse = await startPulse({ dir, logger, mic: false });
-  defer(() => pulse.stop());
+/**
+ * A worker's PulseAudio daemon playing the tone pair into `rec` for `seconds`, and a unix server
+ * the taps write into (as into the control plane's), all gone after the test.
+ */
+async function tonesAndTapServer(t: TestContext, seconds: number) {
+  const { dir, pulse, defer } = await daemonInTempDir(t, "listen-tap-", logger);
   const player = spawn("pacat", ["--raw", "--format=s16le", `--rate=${RATE}`, "--channels=2", "--latency-msec=100", "--device=rec"], { env: { ...process.env, ...pulse.env }, stdio: ["pipe", "ignore", "ignore"] });
   defer(() => player.kill("SIGKILL"));
   player.stdin.on("error", () => undefined);
-  player.stdin.write(tonePair(12));
+  player.stdin.write(tonePair(seconds));
+  const path = join(dir, "taps.sock");
+  const server = await unixServer(path);
+  defer(() => server.close());
+  return { pulse, defer, pair: () => socketPair(server, path) };
+}
+
+test("a tap at each listening format resamples through a band-limited resampler", async (t) => {
+  const { pulse, defer, pair } = await tonesAndTapServer(t, 12);
   await sleep(300);
 
   const formats: ListenFormat[] = [
@@ -74,13 +79,10 @@ test("a tap at each listening format resamples through a band-limited resampler"
     { sampleRate: 16000, channels: 1 },
     { sampleRate: 48000, channels: 2 },
   ];
-  const path = join(dir, "taps.sock");
-  const server = await unixServer(path);
-  defer(() => server.close());
   const got: { format: ListenFormat; chunks: Buffer[] }[] = [];
   for (const format of formats) {
     const chunks: Buffer[] = [];
-    const { reader, writer } = await socketPair(server, path);
+    const { reader, writer } = await pair();
     defer(() => reader.destroy());
     reader.on("data", (c: Buffer) => chunks.push(c));
     const capture = startCapture({ pulseEnv: pulse.env, source: pulse.recMonitor, format, fragmentMs: TAP_MS.withMic, logger, output: writer });
@@ -109,21 +111,10 @@ test("a tap at each listening format resamples through a band-limited resampler"
 });
 
 test("a tap whose reader closes ends as 'reader gone'; one stopped ends as expected", async (t) => {
-  const defer = cleanupStack(t);
-  const dir = await mkdtemp(join(tmpdir(), "listen-tap-"));
-  defer(() => rm(dir, { recursive: true, force: true }));
-  const pulse = await startPulse({ dir, logger, mic: false });
-  defer(() => pulse.stop());
-  const player = spawn("pacat", ["--raw", "--format=s16le", `--rate=${RATE}`, "--channels=2", "--latency-msec=100", "--device=rec"], { env: { ...process.env, ...pulse.env }, stdio: ["pipe", "ignore", "ignore"] });
-  defer(() => player.kill("SIGKILL"));
-  player.stdin.on("error", () => undefined);
-  player.stdin.write(tonePair(6));
-  const path = join(dir, "taps.sock");
-  const server = await unixServer(path);
-  defer(() => server.close());
+  const { pulse, defer, pair } = await tonesAndTapServer(t, 6);
   const format: ListenFormat = { sampleRate: 16000, channels: 1 };
 
-  const left = await socketPair(server, path);
+  const left = await pair();
   let bytes = 0;
   left.reader.on("data", (c: Buffer) => (bytes += c.length));
   const leaving = startCapture({ pulseEnv: pulse.env, source: pulse.recMonitor, format, fragmentMs: TAP_MS.withMic, logger, output: left.writer });
@@ -134,7 +125,7 @@ test("a tap whose reader closes ends as 'reader gone'; one stopped ends as expec
   const gone = await leaving.exited;
   assert.deepEqual({ expected: gone.expected, readerGone: gone.readerGone }, { expected: false, readerGone: true });
 
-  const kept = await socketPair(server, path);
+  const kept = await pair();
   const ended = new Promise((r) => kept.reader.once("close", r));
   kept.reader.resume();
   const stopped = startCapture({ pulseEnv: pulse.env, source: pulse.recMonitor, format, fragmentMs: TAP_MS.withMic, logger, output: kept.writer });
