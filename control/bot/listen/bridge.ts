@@ -65,7 +65,7 @@ export function bridgeListener(options: BridgeOptions): void {
   const ticker = setInterval(() => pacer.tick(), PING_MS);
   ws.on("pong", (data: Buffer) => pacer.pong(data));
 
-  // The frames of one worker chunk leave in one TCP write instead of one each (CPU per listener).
+  // The frames of one worker chunk (audio or events) leave in one TCP write instead of one each.
   const corked = (send: () => void) => {
     options.socket.cork();
     process.nextTick(() => options.socket.uncork());
@@ -81,14 +81,16 @@ export function bridgeListener(options: BridgeOptions): void {
       log.error({ err }, "listen: the worker's stream is broken");
       return close(CLOSE.internal, CLOSE_REASON.tapFailed);
     }
-    for (const frame of frames) {
-      if (frame.kind === FRAME_KIND.event) corked(() => pacer.text(frame.payload.toString("utf8")));
-      else {
-        const notice = parseEnd(frame.payload);
-        pacer.flush();
-        return close(notice.code, notice.reason);
+    corked(() => {
+      for (const frame of frames) {
+        if (frame.kind === FRAME_KIND.event) pacer.text(frame.payload.toString("utf8"));
+        else {
+          const notice = parseEnd(frame.payload);
+          pacer.flush();
+          return close(notice.code, notice.reason);
+        }
       }
-    }
+    });
   });
   events.on("error", () => events.destroy());
 

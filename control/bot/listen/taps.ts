@@ -51,11 +51,6 @@ export class ListenTaps {
     };
   }
 
-  /** Audio streams open now (one per session and format listened to). */
-  get size(): number {
-    return this.#streams.size;
-  }
-
   #open(key: string, socketPath: string, format: ListenFormat): Stream {
     const stream: Stream = { subscribers: new Set(), ready: Promise.resolve(), socket: null, closed: false };
     this.#streams.set(key, stream);
