@@ -7,7 +7,8 @@
  *    BENCH_BURST joins at once: p50 / p95.
  * 3. BENCH_BOTS bots recording for BENCH_SECONDS in the realistic meeting (a changing page; with
  *    video: three 1280×720 30 fps cameras), per BENCH_VIDEO (off, on, or both): per bot CPU (% of
- *    one core, over the middle half) and PSS summed over the worker's process tree, gaps > 100 ms,
+ *    one core, over the middle half) and PSS summed over the worker's process tree (every bot's at
+ *    one moment, before any stops), gaps > 100 ms,
  *    audio written against wall time over the middle half (rec-vs-wall; the whole file's length
  *    and joined_at → ended_at are printed too: they differ by the trim margin and the stop), frames
  *    the bot decoded.
@@ -154,7 +155,38 @@ interface Steady {
   framesDecoded: number | null;
 }
 
-async function steadyBot(n: number, video: boolean): Promise<Steady> {
+/**
+ * A point every bot of a run reaches before any goes on: PSS divides a shared page among the
+ * processes that map it, so a bot read after others had stopped counted their share of Chromium's
+ * pages too (the last joiners read 50-100 MB heavier than the rest). A bot that fails arrives too.
+ */
+function rendezvous(count: number): { arrive: () => Promise<void> } {
+  let left = count;
+  let open!: () => void;
+  const all = new Promise<void>((resolve) => (open = resolve));
+  return {
+    arrive: () => {
+      if (--left <= 0) open();
+      return all;
+    },
+  };
+}
+
+async function steadyBot(n: number, video: boolean, pssMoment: { arrive: () => Promise<void> }): Promise<Steady> {
+  let arrived = false;
+  const arrive = () => {
+    if (arrived) return Promise.resolve();
+    arrived = true;
+    return pssMoment.arrive();
+  };
+  try {
+    return await steadyBotRun(n, video, arrive);
+  } finally {
+    void arrive();
+  }
+}
+
+async function steadyBotRun(n: number, video: boolean, pssMoment: () => Promise<void>): Promise<Steady> {
   // Without the guard, the meeting offers no "Turn off incoming video" either: the A/B then
   // measures what receiving and decoding the video costs.
   const meeting: FixtureMeeting = fixture.createMeeting({ lobby: false, tone: { frequency: 440 }, churn: true, video: video ? true : null, offersVideoOff: env.BENCH_VIDEO_GUARD !== "0" });
@@ -174,6 +206,7 @@ async function steadyBot(n: number, video: boolean): Promise<Steady> {
   const cpu = await cpuPercent(markerOf(id), SECONDS / 2);
   const driftPct = (((await stat(wavPath)).size - size0) / 192_000 / ((performance.now() - w0) / 1000) - 1) * 100;
   await sleep(Math.max(0, (SECONDS * 1000) / 4 - 2000));
+  await pssMoment();
   const pssAt = performance.now();
   const pss = await pssMb(markerOf(id));
   await sleep(1000);
@@ -240,7 +273,8 @@ try {
     await readyWarm();
     console.log(`\nsteady, video ${video ? "on (3 × 1280×720 30 fps)" : "off"}: ${BOTS} bots × ${SECONDS} s; ${machine()}`);
     const live = await liveGaps();
-    const results = await Promise.allSettled(Array.from({ length: BOTS }, (_, i) => steadyBot(i + 1, video)));
+    const pssMoment = rendezvous(BOTS);
+    const results = await Promise.allSettled(Array.from({ length: BOTS }, (_, i) => steadyBot(i + 1, video, pssMoment)));
     const liveAfter = await liveGaps();
     console.log("bot  video  join→rec(s)  CPU(%core)  PSS(MB)  rec-vs-wall(%)  recorded(s)  joined→ended(s)  gaps>100ms  frames decoded");
     results.forEach((r, i) => {

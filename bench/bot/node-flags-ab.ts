@@ -4,6 +4,7 @@
  * join the fixture's realistic meeting at once, A with AB_NODE_BASE and B with AB_NODE_FLAGS too;
  * after both have joined they measure the same window (AB_SECONDS) and report their own PSS and
  * CPU (the Node process only: Chromium's are flags-ab.ts's business). AB_ROUNDS rounds.
+ * AB_NODE_ENV ("NAME=value NAME2=value") is B's environment on top of this one's (glibc tunables).
  */
 import { fork } from "node:child_process";
 import { startTeamsFixture } from "../../test/fixture/teams/server.ts";
@@ -13,6 +14,7 @@ const words = (s: string | undefined): string[] => (s ?? "").split(/\s+/).filter
 const FLAGS = words(process.env.AB_NODE_FLAGS);
 /** Flags both sides get, to stack a candidate on ones already chosen. */
 const BASE = words(process.env.AB_NODE_BASE);
+const B_ENV = Object.fromEntries(words(process.env.AB_NODE_ENV).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]));
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 3);
 const SECONDS = Number(process.env.AB_SECONDS ?? 20);
 const CHILD = new URL("./node-flags-child.ts", import.meta.url).pathname;
@@ -23,14 +25,14 @@ interface Result {
 }
 
 const fixture = await startTeamsFixture();
-console.log(`node-flags-ab: B adds [${FLAGS.join(" ")}]${BASE.length ? `, both have [${BASE.join(" ")}]` : ""}; ${ROUNDS} rounds × ${SECONDS} s, A and B at once; ${machine()}`);
+console.log(`node-flags-ab: B adds [${FLAGS.join(" ")}]${Object.keys(B_ENV).length ? ` and env ${process.env.AB_NODE_ENV}` : ""}${BASE.length ? `, both have [${BASE.join(" ")}]` : ""}; ${ROUNDS} rounds × ${SECONDS} s, A and B at once; ${machine()}`);
 const a: Result[] = [];
 const b: Result[] = [];
 try {
   for (let i = 0; i < ROUNDS; i++) {
-    const sides = [BASE, [...BASE, ...FLAGS]].map((flags) => {
+    const sides = [BASE, [...BASE, ...FLAGS]].map((flags, side) => {
       const meeting = fixture.createMeeting({ lobby: false, churn: true, video: true });
-      const child = fork(CHILD, [meeting.joinUrl, String(SECONDS)], { execArgv: ["--import", "tsx", ...flags], stdio: "inherit" });
+      const child = fork(CHILD, [meeting.joinUrl, String(SECONDS)], { execArgv: ["--import", "tsx", ...flags], env: side === 1 ? { ...process.env, ...B_ENV } : process.env, stdio: "inherit" });
       const joined = new Promise<void>((resolve, reject) => {
         child.once("message", () => resolve());
         child.once("exit", (code) => reject(new Error(`side exited with ${code} before joining`)));
