@@ -32,6 +32,8 @@ const CSS = process.env.AB_CSS;
 const STILL = process.env.AB_STILL === "1";
 /** AB_MINIMIZED=1: B's page stops drawing once in the call (worker/browser/drawing.ts). */
 const MINIMIZED = process.env.AB_MINIMIZED === "1";
+/** AB_ENV ("NAME=value NAME2=value"): B's browser gets these in its environment too (glibc tunables). */
+const ENV = Object.fromEntries(words(process.env.AB_ENV).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]));
 const SEQUENTIAL = process.env.AB_SEQUENTIAL === "1";
 /** AB_DETAIL=1: also each process's CPU ticks (over the whole run) and PSS, by kind. */
 const DETAIL = process.env.AB_DETAIL === "1";
@@ -70,14 +72,15 @@ interface Side {
   css?: string;
   stillPage?: boolean;
   minimized?: boolean;
+  env?: Record<string, string>;
 }
 const A_SIDE: Side = STILL ? { stillPage: false } : {};
-const B_SIDE: Side = { ...(MINIMIZED ? { minimized: true } : {}), ...(DSF === undefined ? {} : { deviceScaleFactor: DSF }), ...(CSS ? { css: CSS } : {}) };
+const B_SIDE: Side = { env: ENV, ...(MINIMIZED ? { minimized: true } : {}), ...(DSF === undefined ? {} : { deviceScaleFactor: DSF }), ...(CSS ? { css: CSS } : {}) };
 
-async function run(extraArgs: string[], joined: () => Promise<void>, { deviceScaleFactor, css, stillPage, minimized }: Side): Promise<{ cpu: number; pss: number; procs: number }> {
+async function run(extraArgs: string[], joined: () => Promise<void>, { deviceScaleFactor, css, stillPage, minimized, env }: Side): Promise<{ cpu: number; pss: number; procs: number }> {
   const dir = mkdtempSync(join(tmpdir(), "flags-ab-"));
   const pulse = await startPulse({ dir, logger, mic: false });
-  const browser = await launchBrowser({ dir, pulseEnv: pulse.env, logger, mic: false, extraArgs, deviceScaleFactor, stillPage });
+  const browser = await launchBrowser({ dir, pulseEnv: pulse.env, logger, mic: false, extraArgs, extraEnv: env, deviceScaleFactor, stillPage });
   try {
     if (css) {
       await browser.context.addInitScript(`(() => {
@@ -109,7 +112,7 @@ async function run(extraArgs: string[], joined: () => Promise<void>, { deviceSca
 }
 
 console.log(
-  `flags-ab: B adds [${FLAGS.join(" ")}]${DSF === undefined ? "" : ` and deviceScaleFactor ${DSF}`}${CSS ? ` and CSS ${CSS}` : ""}${STILL ? " and the still-page sheet (A has none)" : ""}${MINIMIZED ? " and a minimized window" : ""}${BASE.length ? `, both have [${BASE.join(" ")}]` : ""}; ${ROUNDS} rounds × ${SECONDS} s, ${SEQUENTIAL ? "A then B" : "A and B at once"}, video ${VIDEO ? "on" : "off"}; ${machine()}`,
+  `flags-ab: B adds [${FLAGS.join(" ")}]${DSF === undefined ? "" : ` and deviceScaleFactor ${DSF}`}${CSS ? ` and CSS ${CSS}` : ""}${STILL ? " and the still-page sheet (A has none)" : ""}${MINIMIZED ? " and a minimized window" : ""}${process.env.AB_ENV ? ` and env ${process.env.AB_ENV}` : ""}${BASE.length ? `, both have [${BASE.join(" ")}]` : ""}; ${ROUNDS} rounds × ${SECONDS} s, ${SEQUENTIAL ? "A then B" : "A and B at once"}, video ${VIDEO ? "on" : "off"}; ${machine()}`,
 );
 type Result = Awaited<ReturnType<typeof run>>;
 const a: Result[] = [];

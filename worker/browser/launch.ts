@@ -73,6 +73,8 @@ export interface LaunchOptions {
   /** The Chromium binary (CHROMIUM_PATH); /usr/bin/chromium when absent. */
   executablePath?: string;
   extraArgs?: readonly string[];
+  /** More of the browser's environment, on top of what launchBrowser sets (benches' A/B). */
+  extraEnv?: Readonly<Record<string, string>>;
   launchTimeoutMs?: number;
   /** Pulse buffer for the browser's streams (PULSE_LATENCY_MSEC); default 500 without mic, unset with mic. */
   pulseLatencyMs?: number;
@@ -148,6 +150,7 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserHand
     // Chromium writes crash reports and settings here; per worker, so meetings share nothing.
     XDG_CONFIG_HOME: configHome,
     XDG_CACHE_HOME: join(configHome, "cache"),
+    ...options.extraEnv,
   };
   const { chromium } = await loadPlaywright();
   const features = withFeatures([...CHROMIUM_ARGS, ...(options.extraArgs ?? [])]);
