@@ -9,6 +9,8 @@
  * node_modules/.cache (bare imports resolve from there). Its name is the hash of its content, so
  * control planes sharing a tree never overwrite each other's file with different code. Any
  * failure (a read-only tree, an esbuild error) falls back to forking the entry through tsx.
+ * The bundle loads the one-byte copy of Playwright written beside it (one-byte-playwright.ts),
+ * or the package itself when the copy cannot be written.
  *
  * This is for development: in production the control plane runs from dist/ (`make build`) and
  * forks dist/worker.js, bundled ahead of time.
@@ -18,6 +20,7 @@ import { existsSync } from "node:fs";
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Logger } from "../../../shared/log/logger.ts";
+import { playwrightFrom, writeOneBytePlaywright } from "./one-byte-playwright.ts";
 
 export interface WorkerEntry {
   /** What to fork. */
@@ -37,7 +40,7 @@ export function workerEntry(modulePath: string, logger: Logger): Promise<WorkerE
   if (!modulePath.endsWith(".ts")) return Promise.resolve({ modulePath, execArgv: existsSync(`${modulePath}.map`) ? ["--enable-source-maps"] : [] });
   let entry = bundles.get(modulePath);
   if (!entry) {
-    entry = bundle(modulePath).catch((err: unknown) => {
+    entry = bundle(modulePath, logger).catch((err: unknown) => {
       logger.warn({ err, modulePath }, "could not bundle the worker; forking it through tsx");
       return viaTsx(modulePath);
     });
@@ -46,8 +49,12 @@ export function workerEntry(modulePath: string, logger: Logger): Promise<WorkerE
   return entry;
 }
 
-async function bundle(modulePath: string): Promise<WorkerEntry> {
+async function bundle(modulePath: string, logger: Logger): Promise<WorkerEntry> {
   const cacheDir = join(nodeModulesOf(modulePath), ".cache", "toamaisutaa-worker");
+  const playwright = await writeOneBytePlaywright(cacheDir).catch((err: unknown) => {
+    logger.warn({ err }, "could not write the one-byte copy of Playwright; workers load the package itself");
+    return undefined;
+  });
   const { build } = await import("esbuild");
   const result = await build({
     entryPoints: [modulePath],
@@ -56,6 +63,7 @@ async function bundle(modulePath: string): Promise<WorkerEntry> {
     format: "esm",
     target: "node20",
     packages: "external",
+    plugins: playwright ? [playwrightFrom(playwright)] : [],
     write: false,
     outdir: cacheDir,
     // Stack traces in the logs name the TypeScript sources (--enable-source-maps below).
