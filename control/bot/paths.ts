@@ -42,4 +42,10 @@ export const evidenceDirOf = (recordingsDir: string, sessionId: string): string 
 /** Stored timelines kept for `GET /sessions/{id}/timeline` whatever the storage backend (issue #17). */
 export const timelineCacheDirOf = (recordingsDir: string): string => join(resolve(recordingsDir), ".timelines");
 
+/**
+ * V8's code for the modules a worker loads (NODE_COMPILE_CACHE), shared by every worker of this
+ * Node version; here because RECORDINGS_DIR is the one folder the service may always write.
+ */
+export const compileCacheDirOf = (recordingsDir: string): string => join(resolve(recordingsDir), ".compile-cache");
+
 export const webhookDirOf = (recordingsDir: string): string => join(resolve(recordingsDir), ".webhooks");

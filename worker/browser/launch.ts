@@ -1,4 +1,5 @@
 import { mkdir, rm } from "node:fs/promises";
+import { flushCompileCache } from "node:module";
 import { join } from "node:path";
 import type { BrowserContext, BrowserType, Page } from "playwright-core";
 import type { Logger } from "../../shared/log/logger.ts";
@@ -21,7 +22,12 @@ let playwright: Promise<{ chromium: BrowserType }> | undefined;
  * before it can even read its `init`.
  */
 export function loadPlaywright(): Promise<{ chromium: BrowserType }> {
-  playwright ??= import("playwright-core");
+  playwright ??= import("playwright-core").then((module) => {
+    // With a compile cache (NODE_COMPILE_CACHE, worker-process.ts), Node writes it at exit: now,
+    // so that the next worker to start finds Playwright compiled (a no-op without a cache).
+    flushCompileCache();
+    return module;
+  });
   return playwright;
 }
 

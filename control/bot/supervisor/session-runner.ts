@@ -10,7 +10,7 @@ import { FINAL_STATUSES } from "../../../shared/ipc/messages.ts";
 import { openJournal } from "../../../shared/journal/index.ts";
 import type { RecordingFormat } from "../../../shared/journal/records.ts";
 import { AppError } from "../../http/errors.ts";
-import { evidenceDirOf, sessionPaths, type SessionPaths } from "../paths.ts";
+import { compileCacheDirOf, evidenceDirOf, sessionPaths, type SessionPaths } from "../paths.ts";
 import { automaticLeaveOf } from "../session-view.ts";
 import type { ErrorCode } from "../../../shared/recording/error-codes.ts";
 import { finalizeSession, type FinalizeDeps } from "./finalize.ts";
@@ -130,7 +130,7 @@ export class SessionRunner {
       if (this.lease) this.log.info({ warm: warm !== null }, warm ? "session runs on a warm worker" : "the warm worker failed; starting one cold");
       // Killed while the warm worker was getting ready: the session has ended, its worker goes too.
       if (this.ending) return void warm?.kill();
-      worker = warm ?? forkWorker({ ...(await workerEntry(this.settings.workerModule, this.log)), sessionId: this.row.id, marker: this.paths.workDir, logger: this.log, launchGate: this.settings.launchGate, ...handlers });
+      worker = warm ?? forkWorker({ ...(await workerEntry(this.settings.workerModule, this.log)), sessionId: this.row.id, marker: this.paths.workDir, logger: this.log, launchGate: this.settings.launchGate, compileCacheDir: compileCacheDirOf(this.settings.recordingsDir), ...handlers });
     } catch (err) {
       this.cannotStart(err);
       return;

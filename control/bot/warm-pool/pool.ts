@@ -20,7 +20,7 @@ import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { FromWorker } from "../../../shared/ipc/messages.ts";
 import type { Logger } from "../../../shared/log/logger.ts";
-import { journalDirOf, sessionPaths } from "../paths.ts";
+import { compileCacheDirOf, journalDirOf, sessionPaths } from "../paths.ts";
 import { killSessionProcesses } from "../supervisor/orphans.ts";
 import { workerEntry } from "../supervisor/worker-bundle.ts";
 import type { LaunchGate } from "../supervisor/launch-gate.ts";
@@ -140,6 +140,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
         marker: dir,
         logger: wlog,
         launchGate: options.launchGate,
+        compileCacheDir: compileCacheDirOf(options.recordingsDir),
         onMessage: (m) => {
           if (entry.handlers) return entry.handlers.onMessage(m);
           if (m.type === "warmed") {
