@@ -52,14 +52,22 @@ export interface Child {
   readonly exited: Promise<ChildExit>;
   /** Whether `exited` has settled. */
   readonly hasExited: boolean;
-  /** The last stderr lines, for error messages. */
+  /** The last stderr lines read so far, for error messages. */
   stderrTail(): string[];
+  /**
+   * The last stderr lines once the child has exited and its stderr has ended: 'exit' may come
+   * before the last lines are read. Waits at most STDERR_AFTER_EXIT_MS after the exit (a
+   * grandchild may hold stderr open).
+   */
+  finalStderrTail(): Promise<string[]>;
   stop(options?: StopOptions): Promise<ChildExit>;
 }
 
 /** Enough stderr to explain a failure without holding a chatty process's whole log. */
 const STDERR_TAIL_LINES = 20;
 const DEFAULT_STOP_TIMEOUT_MS = 5_000;
+/** How long finalStderrTail() waits for stderr's end after the exit. */
+export const STDERR_AFTER_EXIT_MS = 1_000;
 
 /**
  * Spawns a child in its own process group (detached) so that it and everything it starts can be
@@ -99,6 +107,10 @@ export function spawnChild(options: SpawnChildOptions): Child {
     }
     log.debug({ stream: "stderr" }, line);
     options.onStderrLine?.(line);
+  });
+  const stderrEnded = new Promise<void>((resolve) => {
+    if (!proc.stderr) resolve();
+    else proc.stderr.once("close", () => resolve());
   });
   // Writing "q" to a process that has just died must not crash the worker with EPIPE.
   proc.stdin?.on("error", (err) => log.debug({ err }, "stdin error"));
@@ -140,6 +152,11 @@ export function spawnChild(options: SpawnChildOptions): Child {
       return done;
     },
     stderrTail: () => [...tail],
+    finalStderrTail: async () => {
+      await exited;
+      await within(stderrEnded, STDERR_AFTER_EXIT_MS);
+      return [...tail];
+    },
     stop,
   };
 }

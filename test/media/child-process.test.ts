@@ -3,7 +3,7 @@ import { PassThrough } from "node:stream";
 import { test } from "node:test";
 import { createLogger } from "../../shared/log/logger.ts";
 import { spawnChild } from "../../shared/process/child.ts";
-import { groupMembers, isAlive, waitForExit } from "../../shared/process/group.ts";
+import { groupMembers, isAlive, killProcessGroup, waitForExit } from "../../shared/process/group.ts";
 
 function capturingLogger(): { logger: ReturnType<typeof createLogger>; lines: () => Record<string, unknown>[] } {
   const stream = new PassThrough();
@@ -29,12 +29,25 @@ test("a child's output is logged line by line with its pid and stderr is kept", 
   });
   const exit = await child.exited;
   assert.deepEqual(exit, { code: 3, signal: null });
-  // Let the pipes drain: 'exit' can come before the last lines are read.
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  assert.deepEqual(child.stderrTail(), ["err-1", "err-2"]);
+  // 'exit' can come before the last lines are read: finalStderrTail waits for stderr's end.
+  assert.deepEqual(await child.finalStderrTail(), ["err-1", "err-2"]);
   const logged = lines().filter((l) => l.child_pid === child.pid);
   assert.ok(logged.some((l) => l.msg === "out-1" && l.stream === "stdout"));
   assert.ok(logged.some((l) => l.msg === "err-2" && l.stream === "stderr"));
+});
+
+test("finalStderrTail has a child's last line whenever it exits, and does not wait on a grandchild holding stderr", async (t) => {
+  const { logger } = capturingLogger();
+  // Many short-lived children: 'exit' and the last stderr bytes race, and the tail must not lose.
+  for (let i = 0; i < 20; i++) {
+    const child = spawnChild({ command: "sh", args: ["-c", `echo first >&2; echo "last ${i}" >&2; exit 1`], logger, name: "sh" });
+    assert.deepEqual(await child.finalStderrTail(), ["first", `last ${i}`]);
+  }
+  // A grandchild that keeps stderr open past the exit: the wait is bounded (STDERR_AFTER_EXIT_MS).
+  const holder = spawnChild({ command: "sh", args: ["-c", "sleep 60 & echo gone >&2; exit 0"], logger, name: "sh" });
+  t.after(() => killProcessGroup(holder.pid));
+  assert.deepEqual(await holder.finalStderrTail(), ["gone"]);
+  assert.ok((await groupMembers(holder.pid)).length > 0, "the grandchild is still there, holding stderr");
 });
 
 test("keepInTail keeps a chatty child's errors in its tail; every line still reaches the log and onStderrLine", async () => {

@@ -92,10 +92,11 @@ export async function startRecorder(options: RecorderOptions): Promise<Recorder>
   const log = logger.child({ recorder_pid: child.pid });
 
   let expected = false;
-  const exited: Promise<RecorderExit> = child.exited.then((exit) => {
+  const exited: Promise<RecorderExit> = child.exited.then(async (exit) => {
     const result = { ...exit, expected };
     if (!expected) {
-      log.error({ ...exit, stderr: child.stderrTail() }, "recorder exited unexpectedly");
+      // Its last lines say why (ENOSPC: media.ts), and may not be read yet at the exit.
+      log.error({ ...exit, stderr: await child.finalStderrTail() }, "recorder exited unexpectedly");
     }
     return result;
   });

@@ -18,7 +18,6 @@ import type { ListenFormat } from "../../shared/listen/protocol.ts";
 import { benchOverride } from "../../shared/process/bench-override.ts";
 import { spawnChild, type Child, type ChildExit } from "../../shared/process/child.ts";
 import { killProcessGroup } from "../../shared/process/group.ts";
-import { within } from "../../shared/timeout.ts";
 
 /**
  * PulseAudio's fragment for this record stream. Its default (~2 s of buffer, fragments of
@@ -46,7 +45,6 @@ export function tapLatencyMs(mic: boolean, env: NodeJS.ProcessEnv = process.env)
   return benchOverride("TOAMAISUTAA_LISTEN_TAP_MSEC", mic ? TAP_MS.withMic : TAP_MS.withoutMic, env);
 }
 const STOP_TIMEOUT_MS = 2_000;
-const STDERR_WAIT_MS = 1_000;
 
 export interface CaptureOptions {
   pulseEnv: Record<string, string>;
@@ -104,15 +102,10 @@ export function startCapture(options: CaptureOptions): Capture {
   let expected = false;
   const killOnExit = () => killProcessGroup(child.pid);
   process.once("exit", killOnExit);
-  // 'exit' may come before the last stderr line is read: the verdict waits for stderr's end (bounded).
-  const stderrRead = new Promise<void>((resolve) => {
-    if (!child.process.stderr || child.process.stderr.closed) resolve();
-    else child.process.stderr.once("close", () => resolve());
-  });
   const exited = child.exited.then(async (exit) => {
     process.removeListener("exit", killOnExit);
-    await within(stderrRead, STDERR_WAIT_MS);
-    const readerGone = exit.code === 1 && child.stderrTail().some((line) => BROKEN_PIPE.test(line));
+    // 'exit' may come before the last stderr line is read: the verdict needs that line.
+    const readerGone = exit.code === 1 && (await child.finalStderrTail()).some((line) => BROKEN_PIPE.test(line));
     return { ...exit, expected, readerGone };
   });
   return {

@@ -117,8 +117,8 @@ export function startPlayer(options: PlayerOptions): Player {
   });
   const openedOrFailed = Promise.race([
     opened,
-    child.exited.then((exit) => {
-      throw new PlayerFailure(`ffmpeg could not play the audio (exit ${exit.code ?? exit.signal}): ${child.stderrTail().slice(-2).join(" | ")}`);
+    child.exited.then(async (exit) => {
+      throw new PlayerFailure(`ffmpeg could not play the audio (exit ${exit.code ?? exit.signal}): ${(await child.finalStderrTail()).slice(-2).join(" | ")}`);
     }),
     new Promise<void>((resolve) => setTimeout(resolve, OPEN_TIMEOUT_MS).unref()),
   ]);
