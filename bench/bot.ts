@@ -32,6 +32,7 @@
  * BENCH_PAUSE_DRAWING=0 keeps the bots' pages drawing in the call (worker/browser/drawing.ts).
  * BENCH_PULSE_LATENCY_MS sets the browser's PulseAudio buffer (worker/browser/launch.ts), for the
  * gap count of a shorter one (the latency of live listening sits mostly there).
+ * BENCH_RECORD_FRAGMENT_MS sets ffmpeg's pulse input fragment (worker/audio/recorder.ts).
  * Holds the media lock (test/harness/media-lock.ts) as bench-listen does: Chromium-heavy runs of
  * this machine take turns.
  */
@@ -73,6 +74,7 @@ if (env.BENCH_VIDEO_GUARD === "0") process.env.TOAMAISUTAA_VIDEO_GUARD = "0";
 if (env.BENCH_AUDIO_SERVICE_RR === "0") process.env.TOAMAISUTAA_AUDIO_SERVICE_RR = "0";
 if (env.BENCH_PAUSE_DRAWING === "0") process.env.TOAMAISUTAA_PAUSE_DRAWING = "0";
 if (env.BENCH_PULSE_LATENCY_MS) process.env.TOAMAISUTAA_PULSE_LATENCY_MSEC = env.BENCH_PULSE_LATENCY_MS;
+if (env.BENCH_RECORD_FRAGMENT_MS) process.env.TOAMAISUTAA_RECORD_FRAGMENT_MSEC = env.BENCH_RECORD_FRAGMENT_MS;
 
 await holdMediaLock();
 const dir = mkdtempSync(join(tmpdir(), "bench-bot-"));
@@ -201,10 +203,10 @@ async function steadyBotRun(n: number, video: boolean, pssMoment: () => Promise<
   // per second of audio; over the same window as the CPU figure, independent of the trim at
   // admission and of how long the stop takes.
   const wavPath = sessionPaths(recordingsDir, id, "wav").recording;
-  const size0 = (await stat(wavPath)).size;
-  const w0 = performance.now();
+  const start = await sizeAtWrite(wavPath);
   const cpu = await cpuPercent(markerOf(id), SECONDS / 2);
-  const driftPct = (((await stat(wavPath)).size - size0) / 192_000 / ((performance.now() - w0) / 1000) - 1) * 100;
+  const end = await sizeAtWrite(wavPath);
+  const driftPct = ((end.size - start.size) / 192_000 / ((end.at - start.at) / 1000) - 1) * 100;
   await sleep(Math.max(0, (SECONDS * 1000) / 4 - 2000));
   await pssMoment();
   const pssAt = performance.now();
@@ -221,6 +223,22 @@ async function steadyBotRun(n: number, video: boolean, pssMoment: () => Promise<
   return { id, video, joinMs, cpu, pss, recordedSec: wav.durationSec, wallSec, driftPct, gaps, framesDecoded };
 }
 
+/**
+ * The WAV's size the moment ffmpeg has just written to it: it writes once per pulse fragment
+ * (worker/audio/recorder.ts, 200 ms), so a size read at any other moment is up to a fragment old,
+ * which over the 60 s window would be 0.3 % of rec-vs-wall. Polls every 5 ms, for 2 s at most.
+ */
+async function sizeAtWrite(path: string): Promise<{ size: number; at: number }> {
+  const first = (await stat(path)).size;
+  const until = performance.now() + 2000;
+  for (;;) {
+    const size = (await stat(path)).size;
+    const at = performance.now();
+    if (size !== first || at > until) return { size, at };
+    await sleep(5);
+  }
+}
+
 /** The live detector's view (#13): toa_bot_audio_gaps_total and toa_bot_audio_gap_seconds_total now. */
 async function liveGaps(): Promise<{ gaps: number; seconds: number }> {
   const text = await (await fetch(`${server.url}/metrics`)).text();
@@ -233,7 +251,7 @@ const pad = (s: string, n: number) => s.padStart(n);
 
 try {
   console.log(`bench-bot: ${machine()}`);
-  console.log(`settings: BENCH_BOTS=${BOTS} BENCH_SECONDS=${SECONDS} BENCH_SINGLE_JOINS=${SINGLE} BENCH_BURST=${BURST} WARM_WORKERS=${WARM} video guard ${env.BENCH_VIDEO_GUARD === "0" ? "OFF" : "on"} PULSE_LATENCY_MSEC ${env.BENCH_PULSE_LATENCY_MS ?? "default"} audio service pulse threads ${env.BENCH_AUDIO_SERVICE_RR === "0" ? "nice only" : "SCHED_RR"} page drawing in the call ${env.BENCH_PAUSE_DRAWING === "0" ? "on" : "paused"} browser starts at once ${env.BENCH_BROWSER_STARTS ?? "0 (one per core)"}`);
+  console.log(`settings: BENCH_BOTS=${BOTS} BENCH_SECONDS=${SECONDS} BENCH_SINGLE_JOINS=${SINGLE} BENCH_BURST=${BURST} WARM_WORKERS=${WARM} video guard ${env.BENCH_VIDEO_GUARD === "0" ? "OFF" : "on"} PULSE_LATENCY_MSEC ${env.BENCH_PULSE_LATENCY_MS ?? "default"} ffmpeg's pulse fragment ${env.BENCH_RECORD_FRAGMENT_MS ?? "default"} ms audio service pulse threads ${env.BENCH_AUDIO_SERVICE_RR === "0" ? "nice only" : "SCHED_RR"} page drawing in the call ${env.BENCH_PAUSE_DRAWING === "0" ? "on" : "paused"} browser starts at once ${env.BENCH_BROWSER_STARTS ?? "0 (one per core)"}`);
 
   if (WARM > 0) {
     const id = await readyWarm();

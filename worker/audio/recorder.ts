@@ -2,6 +2,7 @@ import { stat } from "node:fs/promises";
 import type { Logger } from "../../shared/log/logger.ts";
 import { spawnChild, type ChildExit } from "../../shared/process/child.ts";
 import { killProcessGroup } from "../../shared/process/group.ts";
+import { benchOverride } from "../../shared/process/bench-override.ts";
 
 export type RecordingFormat = "wav" | "flac";
 
@@ -36,6 +37,23 @@ export interface Recorder {
 }
 
 const DEFAULT_START_TIMEOUT_MS = 20_000;
+
+/**
+ * The pulse input's fragment, in ms of 48 kHz stereo s16. The null sink renders in blocks of the
+ * shortest fragment a record stream on its monitor asks for, and PulseAudio, ffmpeg and the
+ * browser's audio service each wake once per block. ffmpeg's own default is 50 ms; the session's
+ * silence watcher already asks for 200 (a listener's tap for 20-40 while it listens). Measured
+ * with `make bench-bot` (BENCH_RECORD_FRAGMENT_MS, 6 bots × 90 s with video, alternating runs,
+ * load 0.5-4.7), CPU per bot: 50 ms 10.1 and 10.4 % of a core, 100 ms 8.6, 200 ms 7.5 and 8.1,
+ * 400 ms 7.9; 0 gaps in every run. What a SIGKILLed ffmpeg or a stop can lose grows with it (the
+ * fragment not yet delivered), so not more than where the gain ends. TOAMAISUTAA_RECORD_FRAGMENT_MSEC
+ * exists only for `make bench-bot` to A/B it.
+ */
+export const RECORD_FRAGMENT_MS = 200;
+
+export function recordFragmentMs(env: NodeJS.ProcessEnv = process.env): number {
+  return benchOverride("TOAMAISUTAA_RECORD_FRAGMENT_MSEC", RECORD_FRAGMENT_MS, env);
+}
 /** Finishing a WAV/FLAC header takes milliseconds; more than this means ffmpeg is stuck. */
 const DEFAULT_STOP_TIMEOUT_MS = 10_000;
 
@@ -59,6 +77,8 @@ export async function startRecorder(options: RecorderOptions): Promise<Recorder>
     "info",
     "-f",
     "pulse",
+    "-fragment_size",
+    String((48_000 * 2 * 2 * recordFragmentMs()) / 1000),
     "-i",
     options.source,
     "-ac",
