@@ -203,10 +203,8 @@ async function steadyBotRun(n: number, video: boolean, pssMoment: () => Promise<
   // per second of audio; over the same window as the CPU figure, independent of the trim at
   // admission and of how long the stop takes.
   const wavPath = sessionPaths(recordingsDir, id, "wav").recording;
-  const start = await sizeAtWrite(wavPath);
-  const cpu = await cpuPercent(markerOf(id), SECONDS / 2);
-  const end = await sizeAtWrite(wavPath);
-  const driftPct = ((end.size - start.size) / 192_000 / ((end.at - start.at) / 1000) - 1) * 100;
+  const [cpu, bytesPerSecond] = await Promise.all([cpuPercent(markerOf(id), SECONDS / 2), growthRate(wavPath, SECONDS / 2)]);
+  const driftPct = (bytesPerSecond / 192_000 - 1) * 100;
   await sleep(Math.max(0, (SECONDS * 1000) / 4 - 2000));
   await pssMoment();
   const pssAt = performance.now();
@@ -224,19 +222,25 @@ async function steadyBotRun(n: number, video: boolean, pssMoment: () => Promise<
 }
 
 /**
- * The WAV's size the moment ffmpeg has just written to it: it writes once per pulse fragment
- * (worker/audio/recorder.ts, 200 ms), so a size read at any other moment is up to a fragment old,
- * which over the 60 s window would be 0.3 % of rec-vs-wall. Polls every 5 ms, for 2 s at most.
+ * How fast the WAV in progress grows, in bytes per second of wall time, over `seconds`: the
+ * slope of a least-squares line through (mtime, size) read every 250 ms. ffmpeg writes once per
+ * pulse fragment and the null sink renders ahead in blocks of up to that size, so any two reads
+ * are each up to 200 ms off (0.7 % of a 30 s window); the line through ~100 of them is not.
  */
-async function sizeAtWrite(path: string): Promise<{ size: number; at: number }> {
-  const first = (await stat(path)).size;
-  const until = performance.now() + 2000;
-  for (;;) {
-    const size = (await stat(path)).size;
-    const at = performance.now();
-    if (size !== first || at > until) return { size, at };
-    await sleep(5);
+async function growthRate(path: string, seconds: number): Promise<number> {
+  const points: { t: number; size: number }[] = [];
+  const until = performance.now() + seconds * 1000;
+  while (performance.now() < until) {
+    const { size, mtimeMs } = await stat(path);
+    if (points.at(-1)?.t !== mtimeMs / 1000) points.push({ t: mtimeMs / 1000, size });
+    await sleep(250);
   }
+  const n = points.length;
+  const mt = points.reduce((a, p) => a + p.t, 0) / n;
+  const ms = points.reduce((a, p) => a + p.size, 0) / n;
+  const cov = points.reduce((a, p) => a + (p.t - mt) * (p.size - ms), 0);
+  const varT = points.reduce((a, p) => a + (p.t - mt) ** 2, 0);
+  return cov / varT;
 }
 
 /** The live detector's view (#13): toa_bot_audio_gaps_total and toa_bot_audio_gap_seconds_total now. */
