@@ -9,7 +9,8 @@
  *    video: three 1280×720 30 fps cameras), per BENCH_VIDEO (off, on, or both): per bot CPU (% of
  *    one core, over the middle half) and PSS summed over the worker's process tree (every bot's at
  *    one moment, before any stops), gaps > 100 ms,
- *    audio written against wall time over the middle half (rec-vs-wall; the whole file's length
+ *    audio written against wall time over the middle half (rec-vs-wall: the slope of the WAV's
+ *    size against its write times; the whole file's length
  *    and joined_at → ended_at are printed too: they differ by the trim margin and the stop), frames
  *    the bot decoded.
  *
