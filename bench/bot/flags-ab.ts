@@ -19,9 +19,8 @@ import { startTeamsFixture } from "../../test/fixture/teams/server.ts";
 import { listProcesses } from "../../shared/process/group.ts";
 import { TICKS_PER_SECOND, cpuTicks } from "../../shared/process/proc-stat.ts";
 import { pssBytes } from "../../worker/browser/processes.ts";
-import { cpuPercent, machine, mean, pssMb, treePids } from "./measure.ts";
+import { cpuPercent, envPairs, machine, mean, pssMb, treePids, words } from "./measure.ts";
 
-const words = (s: string | undefined): string[] => (s ?? "").split(/\s+/).filter(Boolean);
 const FLAGS = words(process.env.AB_FLAGS);
 const BASE = words(process.env.AB_BASE);
 /** AB_DSF: B's deviceScaleFactor (the CSS viewport stays 1280×720). */
@@ -33,7 +32,7 @@ const STILL = process.env.AB_STILL === "1";
 /** AB_MINIMIZED=1: B's page stops drawing once in the call (worker/browser/drawing.ts). */
 const MINIMIZED = process.env.AB_MINIMIZED === "1";
 /** AB_ENV ("NAME=value NAME2=value"): B's browser gets these in its environment too (glibc tunables). */
-const ENV = Object.fromEntries(words(process.env.AB_ENV).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]));
+const ENV = envPairs(process.env.AB_ENV);
 const SEQUENTIAL = process.env.AB_SEQUENTIAL === "1";
 /** AB_DETAIL=1: also each process's CPU ticks (over the whole run) and PSS, by kind. */
 const DETAIL = process.env.AB_DETAIL === "1";

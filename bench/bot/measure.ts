@@ -96,6 +96,13 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank))] ?? NaN;
 }
 
+/** An A/B setting's words: "a b  c" → ["a", "b", "c"]; absent → []. */
+export const words = (s: string | undefined): string[] => (s ?? "").split(/\s+/).filter(Boolean);
+
+/** An A/B environment setting, "NAME=value NAME2=value", as an object. */
+export const envPairs = (s: string | undefined): Record<string, string> =>
+  Object.fromEntries(words(s).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]));
+
 export const mean = (values: number[]): number => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : NaN);
 
 /** The machine and its load, printed with every figure (the box is shared). */

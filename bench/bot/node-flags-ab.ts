@@ -8,13 +8,12 @@
  */
 import { fork } from "node:child_process";
 import { startTeamsFixture } from "../../test/fixture/teams/server.ts";
-import { machine, mean } from "./measure.ts";
+import { envPairs, machine, mean, words } from "./measure.ts";
 
-const words = (s: string | undefined): string[] => (s ?? "").split(/\s+/).filter(Boolean);
 const FLAGS = words(process.env.AB_NODE_FLAGS);
 /** Flags both sides get, to stack a candidate on ones already chosen. */
 const BASE = words(process.env.AB_NODE_BASE);
-const B_ENV = Object.fromEntries(words(process.env.AB_NODE_ENV).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]));
+const B_ENV = envPairs(process.env.AB_NODE_ENV);
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 3);
 const SECONDS = Number(process.env.AB_SECONDS ?? 20);
 const CHILD = new URL("./node-flags-child.ts", import.meta.url).pathname;

@@ -37,12 +37,6 @@ export const WORKER_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=1", 
  */
 export const WORKER_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: "1" };
 
-/*
- * With a compile cache (`compileCacheDir`), a worker loads its modules from V8 code made by an
- * earlier worker instead of parsing them: importing Playwright took 270-290 ms of CPU without and
- * 203 ms with it (3 runs each, Node 24, the one-byte copy).
- */
-
 export interface WorkerProcessOptions {
   modulePath: string;
   /** Node options of the fork (tsx for a TypeScript entry; see worker-bundle.ts). */
@@ -53,7 +47,11 @@ export interface WorkerProcessOptions {
   logger: Logger;
   /** Turns to start Chromium (launch-gate.ts); without one, every worker's turn is at once. */
   launchGate?: LaunchGate;
-  /** Node's compile cache for the worker (NODE_COMPILE_CACHE; paths.ts compileCacheDirOf). */
+  /**
+   * Node's compile cache (NODE_COMPILE_CACHE; paths.ts compileCacheDirOf): the worker loads its
+   * modules from V8 code an earlier worker made instead of parsing them. Importing Playwright took
+   * 270-290 ms of CPU without and 203 ms with it (3 runs each, Node 24, the one-byte copy).
+   */
   compileCacheDir?: string;
   onMessage: (message: FromWorker) => void;
   onExit: (exit: { code: number | null; signal: NodeJS.Signals | null }) => void;
