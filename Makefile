@@ -88,8 +88,10 @@ typecheck: deps ## TypeScript strict type check
 test: deps lint typecheck test-only ## Lint, typecheck and every suite on SQLite and PostgreSQL
 
 test-only: deps ## Only the suites (TEST_FILES=... to narrow)
+	@# --test-force-exit: a file whose tests are done exits even if a failed cleanup left a server or
+	@# a child open, so that one failure is reported, not a CI run that never ends.
 	@export TEST_DATABASE_URL=$$(scripts/test-postgres.sh) && \
-	$(NODE) --test --test-concurrency=$(TEST_CONCURRENCY) --test-timeout=600000 $(TEST_FILES)
+	$(NODE) --test --test-concurrency=$(TEST_CONCURRENCY) --test-timeout=600000 --test-force-exit $(TEST_FILES)
 
 bench: bench-auth bench-bot bench-mic bench-listen bench-cluster ## Every benchmark (prints figures; asserts nothing)
 

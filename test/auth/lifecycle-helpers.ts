@@ -160,11 +160,4 @@ export function claimsOf(pair: TokenPair): Record<string, unknown> {
   return JSON.parse(Buffer.from(part, "base64url").toString("utf8")) as Record<string, unknown>;
 }
 
-/** Waits until `check` holds (background work), failing after a generous bound. */
-export async function eventually(check: () => Promise<boolean> | boolean, what: string): Promise<void> {
-  for (let i = 0; i < 300; i += 1) {
-    if (await check()) return;
-    await sleep(10);
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
+export { eventually } from "../harness/eventually.ts";

@@ -25,7 +25,6 @@ describe("control plane crash and shutdown (real worker, sqlite)", { timeout: 90
   for (const format of ["wav", "flac"] as const) {
     test(`SIGKILL of the control plane mid-recording (${format}): the next start recovers`, async (t) => {
       const dir = mkdtempSync(join(tmpdir(), "bot-crash-"));
-      t.after(() => rmSync(dir, { recursive: true, force: true }));
       const fixture = await startTeamsFixture();
       t.after(() => fixture.close());
       const receiver = await startReceiver();
@@ -41,6 +40,7 @@ describe("control plane crash and shutdown (real worker, sqlite)", { timeout: 90
       t.after(async () => {
         for (const p of planes) if (p.proc.exitCode === null) p.proc.kill("SIGKILL");
       });
+      t.after(() => rmSync(dir, { recursive: true, force: true }));
       const first = await startControlPlane(env);
       planes.push(first);
       const meeting = fixture.createMeeting({ lobby: false, tone: { frequency: 440 } });
@@ -72,12 +72,12 @@ describe("control plane crash and shutdown (real worker, sqlite)", { timeout: 90
 
   test("SIGTERM mid-recording: the session ends stopped with a complete file", async (t) => {
     const dir = mkdtempSync(join(tmpdir(), "bot-term-"));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
     const fixture = await startTeamsFixture();
     t.after(() => fixture.close());
     const env = { DATABASE_URL: `file:${join(dir, "app.db")}`, RECORDINGS_DIR: join(dir, "rec"), MEETING_ALLOWED_HOSTS: fixture.hostPort, SHUTDOWN_GRACE_SECONDS: "30" };
     const cp = await startControlPlane(env);
     t.after(() => void (cp.proc.exitCode === null && cp.proc.kill("SIGKILL")));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
     const meeting = fixture.createMeeting({ lobby: false, tone: { frequency: 440 } });
     const joined = await cp.request("POST", "/join", { meeting_url: meeting.joinUrl });
     const id = String((joined.body.session as Record<string, unknown>).session_id);

@@ -46,11 +46,11 @@ async function seedSession(dir: string, id: string, cutAt: "random" | "none"): P
 
 test("a journal truncated at a random byte does not stop startup", { timeout: 120_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "bot-trunc-"));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const ids = [randomUUID(), randomUUID(), randomUUID()];
   for (const id of ids) await seedSession(dir, id, "random");
   writeFileSync(join(dir, ".sessions", `${randomUUID()}.journal`), Buffer.from([0xde, 0xad, 0xbe]));
   const app = await startBotApp(t, { recordingsDir: dir });
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   assert.equal((await app.request("GET", "/")).status, 200);
   for (const id of ids) {
     const res = await app.request("GET", `/status/${id}`);
@@ -63,7 +63,6 @@ test("a journal truncated at a random byte does not stop startup", { timeout: 12
 // a journal naming another id (`../victim`, `.`) must not aim that at folders beside it.
 test("a journal whose session record names another id is skipped; nothing outside its session folder goes", { timeout: 120_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "bot-foreign-"));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
   mkdirSync(join(dir, "victim"), { recursive: true });
   mkdirSync(join(dir, ".sessions"), { recursive: true });
   writeFileSync(join(dir, "victim", "keep.txt"), "operator data");
@@ -75,6 +74,7 @@ test("a journal whose session record names another id is skipped; nothing outsid
     await journal.close();
   }
   const app = await startBotApp(t, { recordingsDir: dir });
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   assert.equal((await app.request("GET", "/")).status, 200);
   assert.ok(existsSync(join(dir, "victim", "keep.txt")), "a folder beside .sessions survives");
   assert.ok(existsSync(join(dir, ".sessions")), "the journal folder survives");
@@ -83,12 +83,12 @@ test("a journal whose session record names another id is skipped; nothing outsid
 
 test("an unfinished journal is recovered: row rebuilt, recording repaired and stored, webhook sent", { timeout: 120_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "bot-recover-"));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const receiver = await startReceiver();
   t.after(() => receiver.close());
   const id = randomUUID();
   await seedSession(dir, id, "none");
   const app = await startBotApp(t, { recordingsDir: dir, bot: { WEBHOOK_URL: receiver.url } });
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const s = (await app.request("GET", `/status/${id}`)).body as Json;
   assert.equal(s.status, "interrupted");
   assert.equal(s.end_reason, "interrupted");

@@ -28,12 +28,10 @@ describe("the built server (dist/, plain node)", { timeout: 600_000 }, () => {
     // Built into a folder of its own inside the project, so a developer's dist/ is left alone.
     mkdirSync(join(ROOT, ".tmp"), { recursive: true });
     const out = mkdtempSync(join(ROOT, ".tmp", "build-test-"));
-    t.after(() => rmSync(out, { recursive: true, force: true }));
     execFileSync(process.execPath, ["--import", "tsx", "scripts/build.ts", out], { cwd: ROOT, stdio: "pipe" });
     assert.ok(existsSync(join(out, "control.js")) && existsSync(join(out, "worker.js")));
 
     const data = mkdtempSync(join(tmpdir(), "toa-built-"));
-    t.after(() => rmSync(data, { recursive: true, force: true }));
     const fixture = await startTeamsFixture();
     t.after(() => fixture.close());
     const service = await startServiceProcess({
@@ -56,6 +54,8 @@ describe("the built server (dist/, plain node)", { timeout: 600_000 }, () => {
       },
     });
     t.after(() => service.stop());
+    t.after(() => rmSync(data, { recursive: true, force: true }));
+    t.after(() => rmSync(out, { recursive: true, force: true }));
 
     assert.deepEqual(await (await fetch(`${service.url}/healthz`)).json(), { status: "ok" });
     const ready = await fetch(`${service.url}/readyz`);

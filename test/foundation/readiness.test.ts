@@ -22,7 +22,6 @@ type Part = { status: string; problems: Record<string, string> };
 
 async function both(t: TestContext, provider: "sqlite" | "postgresql", bot: Record<string, unknown>, storage?: Parameters<typeof createBotFeature>[0]): Promise<TestApp> {
   const recordings = mkdtempSync(join(tmpdir(), "ready-rec-"));
-  t.after(() => rmSync(recordings, { recursive: true, force: true }));
   const app = await startTestApp({
     provider,
     config: { LocalLogin: { AllowSelfRegistration: true }, bot: { RECORDINGS_DIR: recordings, ...bot } as never },
@@ -30,6 +29,7 @@ async function both(t: TestContext, provider: "sqlite" | "postgresql", bot: Reco
     features: [authFeature, createBotFeature({ storage: { backend: "local" }, ...storage, workerModule: FAKE_WORKER, recoveryWaitMs: 0 })],
   });
   t.after(() => app.close());
+  t.after(() => rmSync(recordings, { recursive: true, force: true }));
   return app;
 }
 

@@ -12,6 +12,7 @@ import Database from "better-sqlite3";
 import { sessionPaths } from "../../control/bot/paths.ts";
 import { readJournal, summarizeJournal } from "../../shared/journal/index.ts";
 import { freshDatabase } from "../harness/databases.ts";
+import { eventually } from "../harness/eventually.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
 import { startTeamsFixture } from "../fixture/teams/server.ts";
 import { readWav } from "../helpers/audio/wav.ts";
@@ -64,8 +65,10 @@ test("ENOSPC mid-recording: error disk_full, the recording repaired and kept, jo
   const hook = await receiver.waitFor((e) => e.session_id === id && e.event === "finished");
   assert.equal(hook.status, "error");
   assert.equal(hook.recording_file, file);
-  const summary = summarizeJournal((await readJournal(sessionPaths(dir, id, "wav").journal)).records);
-  assert.equal(summary.finished, true);
-  assert.equal(summary.lastStatus, "error");
+  // The journal's `finished` record is written after the webhook is delivered (finalize.ts): wait for it.
+  const journal = sessionPaths(dir, id, "wav").journal;
+  const summary = async () => summarizeJournal((await readJournal(journal)).records);
+  await eventually(async () => (await summary()).finished, "the journal's finished record", 15_000);
+  assert.equal((await summary()).lastStatus, "error");
   rmSync(filler, { force: true });
 });

@@ -40,7 +40,6 @@ async function recordAndStop(app: Awaited<ReturnType<typeof startBotApp>>, name:
 test("store down: the ended session frees its slot, says recording_pending, and is stored once the store is back", { timeout: 120_000 }, async (t) => {
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), "i15-s3-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
   const app = await startBotApp(t, {
     bot: { MAX_CONCURRENT_SESSIONS: 1 },
     feature: { storage: { backend: "s3", bucket: "recordings", region: "us-east-1", endpoint: `http://127.0.0.1:${port}`, forcePathStyle: true }, uploadRetry: { minDelayMs: 100, maxDelayMs: 1_000 } },
@@ -53,6 +52,7 @@ test("store down: the ended session frees its slot, says recording_pending, and 
   const secondId = String(((second.body as Json).session as Json).session_id);
   const emulator = await startS3rver(port, join(dir, "s3rver"), ["recordings"]);
   t.after(() => emulator.stop());
+  t.after(() => rm(dir, { recursive: true, force: true }));
   const done = await waitForSession(app, first, (s) => s.status === "stopped", 60_000);
   assert.match(String(done.recording_file), new RegExp(`recordings/${first}/`));
   assert.equal(done.recording_pending, false);
@@ -63,7 +63,6 @@ test("store down: the ended session frees its slot, says recording_pending, and 
 test("a bucket that does not exist: error storage_failed, the local file kept and named", { timeout: 120_000 }, async (t) => {
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), "i15-s3-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
   const emulator = await startS3rver(port, join(dir, "s3rver"), ["other"]);
   t.after(() => emulator.stop());
   const database = await freshDatabase("sqlite");
@@ -72,6 +71,7 @@ test("a bucket that does not exist: error storage_failed, the local file kept an
     databaseUrl: database.url,
     feature: { storage: { backend: "s3", bucket: "missing", region: "us-east-1", endpoint: `http://127.0.0.1:${port}`, forcePathStyle: true }, uploadRetry: { minDelayMs: 100, maxDelayMs: 1_000 } },
   });
+  t.after(() => rm(dir, { recursive: true, force: true }));
   const id = await recordAndStop(app, "Nowhere");
   const s = await waitForSession(app, id, (x) => x.status === "error", 60_000);
   const kept = /kept at (\S+)\.$/.exec(String(s.error_message))?.[1];

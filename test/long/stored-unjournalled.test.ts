@@ -33,7 +33,6 @@ after(() => {
 
 test("an upload whose `stored` record cannot be journalled keeps the local copy", { timeout: 60_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "i15-stored-"));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const port = await freePort();
   const s3 = await startS3rver(port, join(dir, "s3rver"), ["recordings"]);
   t.after(() => s3.stop());
@@ -42,6 +41,7 @@ test("an upload whose `stored` record cannot be journalled keeps the local copy"
   const logger = createLogger({ level: "silent" });
   const db = await openDatabase(database.url, logger);
   t.after(() => db.close());
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const repo = new SessionRepo(db.db);
   const id = randomUUID();
   await repo.create({ id, meetingUrl: "https://teams.microsoft.com/meet/1", reference: null, displayName: "Bot", record: true, format: "wav", createdAt: new Date() });

@@ -84,8 +84,9 @@ describe("audio gaps at /metrics (real worker, sqlite)", { timeout: 600_000 }, (
     // Nothing the recording does not show: every detected gap is silence in the file, give or take a
     // mixing block each (worker/audio/gaps.ts). (Counts are not compared: after the stall Chromium
     // writes some zeros of its own before the tone, so two under-runs can make one stretch of silence
-    // in the file: measured 2 gaps of 0.508 s in all against one of 0.526 s.)
-    assert.ok(lost <= recorded.reduce((a, b) => a + b, 0) + 0.03 * gaps, detail);
+    // in the file: measured 2 gaps of 0.508 s in all against one of 0.526 s; and 0.596-0.597 s
+    // against 0.531 s in 2 runs of 13 on 2026-11-27, so up to 33 ms a gap: 50 ms each allowed.)
+    assert.ok(lost <= recorded.reduce((a, b) => a + b, 0) + 0.05 * gaps, detail);
     // No per-session series.
     assert.ok(!after.samples.some((s) => s.name.startsWith("toa_bot_audio_gap") && Object.keys(s.labels).length > 0));
   });

@@ -36,7 +36,6 @@ for (const provider of providers()) {
   describe(`metrics (${provider})`, { timeout: 180_000 }, () => {
     test("process, event loop, HTTP by route template, sign-in and refresh counters move with their events", async (t) => {
       const recordings = mkdtempSync(join(tmpdir(), "metrics-rec-"));
-      t.after(() => rmSync(recordings, { recursive: true, force: true }));
       const app = await startTestApp({
         provider,
         config: {
@@ -47,6 +46,8 @@ for (const provider of providers()) {
         features: [authFeature, createBotFeature({ storage: { backend: "local" }, workerModule: FAKE_WORKER })],
       });
       t.after(() => app.close());
+      // After the app's close (hooks run in registration order): a worker may still write there.
+      t.after(() => rmSync(recordings, { recursive: true, force: true }));
 
       const before = await scrape(app);
       for (const family of ["process_cpu_user_seconds_total", "process_resident_memory_bytes", "nodejs_eventloop_lag_seconds", "nodejs_eventloop_lag_p99_seconds", "http_request_duration_seconds", "toa_bot_sessions_active", "toa_webhook_outbox_depth"]) {
@@ -87,13 +88,13 @@ for (const provider of providers()) {
 
     test("a session: joins, active, finished by status and end_reason, upload stored, duration and lobby histograms", async (t) => {
       const recordings = mkdtempSync(join(tmpdir(), "metrics-rec-"));
-      t.after(() => rmSync(recordings, { recursive: true, force: true }));
       const app = await startTestApp({
         provider,
         config: { bot: { RECORDINGS_DIR: recordings, SHUTDOWN_GRACE_SECONDS: 10 } },
         features: [createBotFeature({ storage: { backend: "local" }, workerModule: FAKE_WORKER })],
       });
       t.after(() => app.close());
+      t.after(() => rmSync(recordings, { recursive: true, force: true }));
       const before = await scrape(app);
       const joined = await app.request("POST", "/join", { body: { meeting_url: MEETING_URL } });
       assert.equal(joined.status, 200, joined.text);
@@ -116,13 +117,13 @@ for (const provider of providers()) {
 
     test("POST /join past MAX_CONCURRENT_SESSIONS counts a refused join", async (t) => {
       const recordings = mkdtempSync(join(tmpdir(), "metrics-rec-"));
-      t.after(() => rmSync(recordings, { recursive: true, force: true }));
       const app = await startTestApp({
         provider,
         config: { bot: { RECORDINGS_DIR: recordings, SHUTDOWN_GRACE_SECONDS: 10, MAX_CONCURRENT_SESSIONS: 1 } },
         features: [createBotFeature({ storage: { backend: "local" }, workerModule: FAKE_WORKER })],
       });
       t.after(() => app.close());
+      t.after(() => rmSync(recordings, { recursive: true, force: true }));
       const before = await scrape(app);
       assert.equal((await app.request("POST", "/join", { body: { meeting_url: MEETING_URL, record: false } })).status, 200);
       assert.equal((await app.request("POST", "/join", { body: { meeting_url: MEETING_URL, record: false } })).status, 503);

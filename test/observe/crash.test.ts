@@ -53,7 +53,6 @@ describe("speaker timeline after crashes (real worker, sqlite)", { timeout: 900_
 
   test("SIGKILL of the control plane: the next start stores the timeline with the recording", async (t) => {
     const dir = mkdtempSync(join(tmpdir(), "timeline-crash-"));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
     const fixture = await startTeamsFixture();
     t.after(() => fixture.close());
     const env = { DATABASE_URL: `file:${join(dir, "app.db")}`, RECORDINGS_DIR: join(dir, "rec"), MEETING_ALLOWED_HOSTS: fixture.hostPort };
@@ -61,6 +60,7 @@ describe("speaker timeline after crashes (real worker, sqlite)", { timeout: 900_
     t.after(async () => {
       for (const p of planes) if (p.proc.exitCode === null) p.proc.kill("SIGKILL");
     });
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
     const first = await startControlPlane(env);
     planes.push(first);
     const meeting = fixture.createMeeting({ lobby: false, people: SCRIPT });

@@ -18,10 +18,10 @@ const WORKER_ENTRY = new URL("../../worker/main.ts", import.meta.url).pathname;
 
 function startWarm(t: TestContext): { child: ChildProcess; workDir: string; messages: FromWorker[]; exited: Promise<number | null>; next: (type: FromWorker["type"]) => Promise<FromWorker> } {
   const root = mkdtempSync(join(tmpdir(), "warm-test-"));
-  t.after(() => rmSync(root, { recursive: true, force: true }));
   const workDir = join(root, `${randomUUID()}.work`);
   const child = fork(WORKER_ENTRY, [`--session-dir=${workDir}`], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "ignore", "ipc"] });
   t.after(() => void (child.exitCode === null && child.kill("SIGKILL")));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   const messages: FromWorker[] = [];
   child.on("message", (raw) => {
     const message = fromWorkerSchema.parse(raw);
