@@ -120,8 +120,6 @@ test("the guard leaves audio (with its contributing sources) and data channels a
     const video = canvas.captureStream(20);
     const pc1 = new RTCPeerConnection();
     const pc2 = new RTCPeerConnection();
-    pc1.onicecandidate = (e) => void (e.candidate && pc2.addIceCandidate(e.candidate));
-    pc2.onicecandidate = (e) => void (e.candidate && pc1.addIceCandidate(e.candidate));
     // Teams' main-channel, opened by the client; the service speaks on it.
     const channel = pc2.createDataChannel("main-channel");
     const received = new Promise<string>((resolve) => (channel.onmessage = (m) => resolve(String(m.data))));
@@ -131,12 +129,10 @@ test("the guard leaves audio (with its contributing sources) and data channels a
     // The receiving side offers here (legacy option included), the other way round from the fixture.
     pc2.addTransceiver("audio", { direction: "recvonly" });
     pc2.addTransceiver("video", { direction: "recvonly" });
-    const offer = await pc2.createOffer({ offerToReceiveVideo: true } as RTCOfferOptions);
-    await pc2.setLocalDescription(offer);
-    await pc1.setRemoteDescription(offer);
-    const answer = await pc1.createAnswer();
-    await pc1.setLocalDescription(answer);
-    await pc2.setRemoteDescription(answer);
+    // The fixture's own loopback (test/fixture/teams/public/loopback.js), served beside this page.
+    const loopback = "/_fixture/static/loopback.js";
+    const { connectPeers } = (await import(loopback)) as { connectPeers: (a: RTCPeerConnection, b: RTCPeerConnection, o: { offerOptions: RTCOfferOptions }) => Promise<RTCSessionDescriptionInit> };
+    const offer = await connectPeers(pc2, pc1, { offerOptions: { offerToReceiveVideo: true } as RTCOfferOptions });
     const message = await Promise.race([received, new Promise<string>((r) => setTimeout(() => r("no message in 20 s"), 20_000))]);
     await new Promise((r) => setTimeout(r, 3000));
     let audioPackets = 0;
