@@ -24,7 +24,7 @@ BUILDAH := buildah --storage-driver vfs
 BUILD_CA ?= /etc/ssl/certs/ca-certificates.crt
 comma := ,
 
-.PHONY: help deps generate build image image-packages image-test unit-test run demo test test-only lint typecheck bench bench-auth bench-bot bench-mic bench-cluster bench-listen db-diff clean
+.PHONY: help deps generate build image image-packages image-test unit-test run demo test test-only lint typecheck bench bench-auth bench-bot bench-mic bench-cluster bench-listen bench-listen-parts db-diff clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -93,7 +93,7 @@ test-only: deps ## Only the suites (TEST_FILES=... to narrow)
 	@export TEST_DATABASE_URL=$$(scripts/test-postgres.sh) && \
 	$(NODE) --test --test-concurrency=$(TEST_CONCURRENCY) --test-timeout=600000 --test-force-exit $(TEST_FILES)
 
-bench: bench-auth bench-bot bench-mic bench-listen bench-cluster ## Every benchmark (prints figures; asserts nothing)
+bench: bench-auth bench-bot bench-mic bench-listen bench-listen-parts bench-cluster ## Every benchmark (prints figures; asserts nothing)
 
 bench-auth: deps ## Login, refresh and event-loop figures on SQLite and PostgreSQL
 	@# wrk (Debian) drives the refresh load from a second process; without it that line is skipped.
@@ -112,6 +112,9 @@ bench-cluster: deps ## Three instances on PostgreSQL: placement latency, forward
 
 bench-listen: deps ## Meeting-to-listener latency and CPU per live listener (WebSocket)
 	$(NODE) bench/listen.ts
+
+bench-listen-parts: deps ## Where the page tap's CPU goes: pacing, reading in the page, sending, each format
+	$(NODE) bench/listen-parts.ts
 
 db-diff: deps ## New migration SQL for both providers from prisma/models.prisma (NAME=...)
 	$(NODE) scripts/db/diff.ts $(or $(NAME),change)

@@ -8,27 +8,39 @@
  *    hop inside the bot's own browser, whose AudioContext is paced by the browser's PulseAudio
  *    output too, so its sending is as bursty as that buffer), and `server`, the fixture's media
  *    server (a scripted speaker; the onset is the RTP packet that first carries it, paced on the
- *    wall clock as a Teams server sends). Both with MIC_PLAYBACK_ENABLED on and off, because the
+ *    wall clock as a Teams server sends). Both with MIC_PLAYBACK_ENABLED on and off: the
  *    browser's PulseAudio buffer differs (worker/browser/launch.ts: PULSE_LATENCY_MSEC 500
  *    without a mic, to keep recordings free of underrun gaps on a loaded box; Chromium's own
- *    with one) and everything the recording hears passes through it before the tap.
- *    Per stage (`stages_from_onset`, and each stage's share per burst): the same onset read by
- *    parecs of this process straight from the recording's source (at 5 ms, and at the tap's
- *    20 ms: the part before the tap), by a 48 kHz stereo listener (the source's own format, no
- *    resampling) and by the 16 kHz one (resampled by PulseAudio for its tap); the bot browser's
- *    own figures (`page` only: jitter buffer, playout to the audio device, from getStats() in
- *    the fixture page) and PulseAudio's (`pactl list`: each stream's buffer and device latency);
- *  - CPU, % of one core over BENCH_CPU_SECONDS windows, with and without a mic (the tap's
- *    fragment follows it), with 0 listeners, 1 (16 kHz mono), 4 of 16 kHz mono (one shared tap)
- *    and 4 of different formats (8k mono, 16k mono, 24k mono, 48k stereo: a tap each, the
- *    worst case): the worker node process, the taps (parec;
- *    the session's silence watcher's parec counts here too, in every row), PulseAudio, this
- *    process (the control plane, with the Teams fixture's own small load) and the consumers
+ *    with one), and so does the tap (worker/listen/taps.ts: without a mic the page tap, which
+ *    hears the page before that buffer, with the sink paced while it serves; with one a parec on
+ *    the recording's sink). Each onset as heard by a 48 kHz stereo listener and by the 16 kHz
+ *    one; with BENCH_STAGES=1 also by parecs of this process straight from the recording's sink
+ *    (at 5 ms and 20 ms): off by default, because a record stream with a short fragment makes
+ *    the sink render in short blocks, which paces the browser's pulls and changes what is
+ *    measured. The bot browser's own figures (`page` only: jitter buffer, playout to the audio
+ *    device, from getStats() in the fixture page) and PulseAudio's (`pactl list`: each stream's
+ *    buffer and device latency); `each`: every burst's latency in order (a listener's first
+ *    seconds are slower: the jitter buffer drains what it held for the sink's 200 ms blocks);
+ *  - CPU, % of one core over BENCH_CPU_SECONDS windows, with and without a mic, with 0
+ *    listeners, 1 (16 kHz mono), 4 of 16 kHz mono (one shared stream) and 4 of different formats
+ *    (8k mono, 16k mono, 24k mono, 48k stereo: the worst case): the worker node process, the
+ *    bot's browser by kind of process (main, renderer, audio service, other: the page tap works
+ *    in the renderer and its messages cross the main process; a paced sink makes the browser
+ *    pull its audio more often), the worker's parecs (taps and the sink pacer; the session's
+ *    silence watcher's parec counts here too, in every row), PulseAudio, this process (the
+ *    control plane, with the Teams fixture's own small load) and the consumers
  *    (bench/listen-consumer.ts, a process of their own, reported apart: they are the client's
  *    cost, not the service's), after one listener has come and gone (warm-up, not counted).
- *    Per listener = service total with N minus with 0, over N; target under 1% of a core.
+ *    Per listener = service total with N minus with 0, over N; target under 1% of a core. Each
+ *    after the first = (total with 4 - total with 1) / 3: what one more listener adds.
+ * BENCH_NETEQ_FORGET_PERMILLE sets the no-mic browser's jitter buffer forget factor (field-trials.ts).
+ * BENCH_SETTLE_MS: the bot's time in the call before the first listener (default 0; a listener
+ * who comes later finds WebRTC's jitter buffer grown to the sink's 200 ms blocks unless
+ * BENCH_LOW_LATENCY=1, the service's LISTEN_LOW_LATENCY, keeps the sink paced all along).
  * BENCH_MIC=on|off and BENCH_SOURCE=page|server run only those sessions; BENCH_CPU=0 skips the
- * CPU figures; BENCH_TAP_MS sets the tap's PulseAudio fragment (worker/listen/capture.ts).
+ * CPU figures; BENCH_TAP=page|sink picks the tap whatever the mic; BENCH_PACE_MS sets the sink's
+ * block while the page tap serves (worker/listen/sink-pacer.ts); BENCH_TAP_MS sets the sink
+ * tap's PulseAudio fragment (worker/listen/capture.ts).
  * Also the `uptime` load: the machine is shared, read figures against it. Asserts nothing.
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
@@ -49,6 +61,8 @@ import { startTeamsFixture } from "../test/fixture/teams/server.ts";
 import { holdMediaLock } from "../test/harness/media-lock.ts";
 import { burstOnsets, channel, listen, sleep, type Received } from "../test/listen/helpers.ts";
 import { tapLatencyMs } from "../worker/listen/capture.ts";
+import { pageTapEnabled } from "../worker/listen/page-tap/tap.ts";
+import { paceMs } from "../worker/listen/sink-pacer.ts";
 
 const execFileAsync = promisify(execFile);
 const BURSTS = Number(process.env.BENCH_BURSTS ?? 30);
@@ -56,12 +70,24 @@ const CPU_SECONDS = Number(process.env.BENCH_CPU_SECONDS ?? 20);
 /** BENCH_MIC=on|off: only that session (default both); BENCH_CPU=0: latency only. */
 const MIC_MODES = process.env.BENCH_MIC === "on" ? ["on"] : process.env.BENCH_MIC === "off" ? ["off"] : ["on", "off"];
 const WITH_CPU = process.env.BENCH_CPU !== "0";
+/** BENCH_STAGES=1: also parecs on the recording's sink, for the stages before the tap (they pace the sink). */
+const STAGES = process.env.BENCH_STAGES === "1";
+/** BENCH_TAP=page|sink: which tap the sessions' listeners hear (default: the page without a mic). */
+if (process.env.BENCH_TAP) process.env.TOAMAISUTAA_LISTEN_TAP = process.env.BENCH_TAP;
+/** BENCH_PACE_MS: the sink's block while the page tap serves (worker/listen/sink-pacer.ts). */
+if (process.env.BENCH_PACE_MS) process.env.TOAMAISUTAA_LISTEN_PACE_MSEC = process.env.BENCH_PACE_MS;
 /** BENCH_SOURCE=page|server: only that source of the bursts (default both). */
 const SOURCES: Source[] = process.env.BENCH_SOURCE === "page" ? ["page"] : process.env.BENCH_SOURCE === "server" ? ["server"] : ["page", "server"];
+/** BENCH_LOW_LATENCY=1: the service's LISTEN_LOW_LATENCY (the sink paced while nobody listens too). */
+const LOW_LATENCY = process.env.BENCH_LOW_LATENCY === "1";
+/** BENCH_SETTLE_MS: how long the bot is in the call before anyone listens (default 0: at once). */
+const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 0);
 const ON_MS = 300;
 const OFF_MS = 700;
 
 if (process.env.BENCH_TAP_MS) process.env.TOAMAISUTAA_LISTEN_TAP_MSEC = process.env.BENCH_TAP_MS;
+/** BENCH_NETEQ_FORGET_PERMILLE: the jitter buffer's forget factor without a mic (worker/browser/field-trials.ts; WebRTC's own: 983). */
+if (process.env.BENCH_NETEQ_FORGET_PERMILLE) process.env.TOAMAISUTAA_NETEQ_FORGET_PERMILLE = process.env.BENCH_NETEQ_FORGET_PERMILLE;
 
 // Chromium-heavy suites of this machine take turns (test/harness/media-lock.ts); so does this bench,
 // which would otherwise starve their audio and its own figures.
@@ -73,13 +99,32 @@ async function groups(workDir: string): Promise<Record<string, number[]>> {
   const all = await listProcesses();
   const worker = all.filter((p) => p.cmdline.includes(`--session-dir=${workDir}`)).map((p) => p.pid);
   const kids = all.filter((p) => worker.includes(p.ppid));
+  // The browser's processes (the page tap works in its renderer, its messages cross the browser).
+  const tree = new Set(worker);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of all) {
+      if (tree.has(p.pid) || !tree.has(p.ppid)) continue;
+      tree.add(p.pid);
+      grew = true;
+    }
+  }
   return {
     worker,
+    ...browserGroups(all.filter((p) => tree.has(p.pid) && p.cmdline.includes("chromium"))),
     tap: kids.filter((p) => p.cmdline.includes("parec")).map((p) => p.pid),
     pulseaudio: kids.filter((p) => p.cmdline.startsWith("pulseaudio")).map((p) => p.pid),
     control_plane: [process.pid],
     consumers: consumerPids,
   };
+}
+
+/** The browser's processes by kind: where a listener's cost lands in it. */
+function browserGroups(procs: { pid: number; cmdline: string }[]): Record<string, number[]> {
+  const kind = (c: string) => (c.includes("--type=renderer") ? "browser_renderer" : c.includes("audio.mojom.AudioService") ? "browser_audio" : c.includes("--type=") ? "browser_other" : "browser_main");
+  const out: Record<string, number[]> = { browser_main: [], browser_renderer: [], browser_audio: [], browser_other: [] };
+  for (const p of procs) out[kind(p.cmdline)]?.push(p.pid);
+  return out;
 }
 
 let consumerPids: number[] = [];
@@ -113,6 +158,8 @@ async function cpu(workDir: string): Promise<Record<string, number>> {
   return out;
 }
 
+/** Which tap a session's listeners hear, with its setting (worker/listen/taps.ts). */
+const tapUsed = (mic: boolean) => (pageTapEnabled(mic) ? `page (sink paced at ${paceMs()} ms)` : `sink, fragment ${tapLatencyMs(mic)} ms`);
 const uptime = () => execFileSync("uptime").toString().trim();
 const quantile = (xs: number[], q: number) => {
   const v = [...xs].sort((a, b) => a - b);
@@ -145,7 +192,7 @@ async function startSession(mic: boolean, source: Source): Promise<Session> {
   const config = parseConfig({
     server: { PORT: 0, HOST: "127.0.0.1", DATABASE_URL: `file:${join(sub, "app.db")}`, LOG_LEVEL: "warn" },
     LocalLogin: { Enabled: false },
-    bot: { RECORDINGS_DIR: join(sub, "recordings"), MEETING_ALLOWED_HOSTS: fixture.hostPort, MIC_PLAYBACK_ENABLED: mic },
+    bot: { RECORDINGS_DIR: join(sub, "recordings"), MEETING_ALLOWED_HOSTS: fixture.hostPort, MIC_PLAYBACK_ENABLED: mic, LISTEN_LOW_LATENCY: LOW_LATENCY },
   });
   const server = await startServer(config, createLogger({ level: "warn" }), { features: [createBotFeature({ storage: { backend: "local" } })] });
   const api = async (method: string, path: string, body?: unknown) => {
@@ -167,6 +214,7 @@ async function startSession(mic: boolean, source: Source): Promise<Session> {
   const id = String((joined.session as Record<string, unknown>).session_id);
   for (let i = 0; i < 600 && String((await api("GET", `/status/${id}`)).status) !== "recording"; i++) await sleep(200);
   await meeting.waitForPhase("in_call");
+  await sleep(SETTLE_MS);
   const workDir = sessionPaths(join(sub, "recordings"), id, "wav").workDir;
   return {
     api,
@@ -238,8 +286,9 @@ async function pulseLatencies(workDir: string): Promise<Record<string, string>> 
 async function latency(s: Session): Promise<Record<string, unknown>> {
   const l16 = await openListener(s, 16_000, 1);
   const l48 = await openListener(s, 48_000, 2);
-  const direct5 = directTap(s.workDir, 5);
-  const direct20 = directTap(s.workDir, 20);
+  // Their short fragments make the sink render in short blocks: they change what they measure.
+  const direct5 = STAGES ? directTap(s.workDir, 5) : null;
+  const direct20 = STAGES ? directTap(s.workDir, 20) : null;
   const since = Date.now();
   const total = (BURSTS + 2) * (ON_MS + OFF_MS);
   const media0 = s.meeting.state().media;
@@ -247,13 +296,13 @@ async function latency(s: Session): Promise<Record<string, unknown>> {
   const pulse = await pulseLatencies(s.workDir);
   await sleep(total / 2);
   const media1 = s.meeting.state().media;
-  direct5.stop();
-  direct20.stop();
+  direct5?.stop();
+  direct20?.stop();
   const heardBy = (r: Received, rate: number, channels: number) => {
     const perFrame = (rate * 20) / 1000;
     return burstOnsets(channel(Buffer.concat(r.frames), channels), rate).map((x) => r.arrivals[Math.floor(x / perFrame)] ?? Number.NaN);
   };
-  const arrivals = { rec_sink_5ms: direct5.onsets(), rec_sink_20ms: direct20.onsets(), listener_48k2: heardBy(l48, 48_000, 2), listener_16k1: heardBy(l16, 16_000, 1) };
+  const arrivals = { rec_sink_5ms: direct5?.onsets() ?? [], rec_sink_20ms: direct20?.onsets() ?? [], listener_48k2: heardBy(l48, 48_000, 2), listener_16k1: heardBy(l16, 16_000, 1) };
   const at: Record<keyof typeof arrivals, number[]> = { rec_sink_5ms: [], rec_sink_20ms: [], listener_48k2: [], listener_16k1: [] };
   const shares: Record<string, number[]> = { tap_fragment_20ms: [], framing_ipc_pacer_ws: [], resampling: [] };
   let missed = 0;
@@ -273,7 +322,7 @@ async function latency(s: Session): Promise<Record<string, unknown>> {
     await r.closed;
   }
   return {
-    to_listener: { ...stats(at.listener_16k1), missed },
+    to_listener: { ...stats(at.listener_16k1), missed, each: at.listener_16k1.map((x) => Math.round(x)) },
     stages_from_onset: Object.fromEntries(Object.entries(at).map(([k, xs]) => [k, stats(xs)])),
     stage_shares_per_burst: Object.fromEntries(Object.entries(shares).map(([k, xs]) => [k, stats(xs)])),
     in_browser: browserDelays(media0, media1),
@@ -321,12 +370,16 @@ async function listenerCpu(s: Session): Promise<Record<string, unknown>> {
   const withFourSame = await slots([[16_000, 1], [16_000, 1], [16_000, 1], [16_000, 1]]);
   const withFourMixed = await slots([[8000, 1], [16_000, 1], [24_000, 1], [48_000, 2]]);
   const per = (withN: Record<string, number>, n: number) => Number((((withN.total ?? 0) - (idle.total ?? 0)) / n).toFixed(2));
+  const further = (withFour: Record<string, number>) => Number((((withFour.total ?? 0) - (withOne.total ?? 0)) / 3).toFixed(2));
   return {
     no_listener: idle,
     one_16k_mono: withOne,
     four_16k_mono: withFourSame,
     four_mixed_8k1_16k1_24k1_48k2: withFourMixed,
     per_listener: { one: per(withOne, 1), four_same: per(withFourSame, 4), four_mixed: per(withFourMixed, 4), target: 1 },
+    // The first listener carries what any listener needs (the sink paced, the page read): each
+    // one after it costs only its own conversion and socket.
+    each_after_the_first: { four_same: further(withFourSame), four_mixed: further(withFourMixed) },
   };
 }
 
@@ -350,8 +403,11 @@ try {
     latency_ms: { target: { median: 150, p95: 250 }, mic_playback_off: latencyNoMic, mic_playback_on: latencyMic },
     cpu_percent_of_core: WITH_CPU ? cpuFigures : null,
     load: { start: loadStart, end: uptime() },
-    // What the workers use (capture.ts): the fragment follows the microphone unless BENCH_TAP_MS says.
-    tap_fragment_ms: { mic_playback_off: tapLatencyMs(false), mic_playback_on: tapLatencyMs(true) },
+    // What the workers use (taps.ts): the tap and the sink tap's fragment follow the microphone
+    // unless BENCH_TAP and BENCH_TAP_MS say.
+    tap: { mic_playback_off: tapUsed(false), mic_playback_on: tapUsed(true) },
+    settle_ms: SETTLE_MS,
+    listen_low_latency: LOW_LATENCY,
   }, null, 2));
 } finally {
   await fixture.close();

@@ -99,6 +99,7 @@ export function createBotFeature(options: BotFeatureOptions = {}): Feature {
             logLevel: config.server.LOG_LEVEL,
             joinTimeoutMs: bot.JOIN_TIMEOUT_SECONDS * 1000,
             observe: bot.SPEAKER_TIMELINE,
+            listenLowLatency: bot.LISTEN_LOW_LATENCY,
           },
         },
       });

@@ -44,6 +44,12 @@ export const botSchema = z
     ...clusterShape,
     /** Follow participants and speakers and store a timeline beside each recording (issue #17). */
     SPEAKER_TIMELINE: bool(true),
+    /**
+     * Without a microphone, keep each bot's audio flowing in short blocks (worker/listen/sink-pacer.ts)
+     * so that a listener who connects at any time hears the meeting ~110 ms late from the start,
+     * not ~250 ms for its first ~10 s; ~5 % of a core more per bot (README, live audio out).
+     */
+    LISTEN_LOW_LATENCY: bool(false),
   })
   .strict();
 

@@ -44,6 +44,8 @@ export const initSchema = z.object({
   timelinePath: z.string().optional(),
   /** SPEAKER_TIMELINE: false leaves the page unobserved (no timeline, no participant events). */
   observe: z.boolean().optional(),
+  /** LISTEN_LOW_LATENCY: without a microphone the sink is paced all along, not only while heard. */
+  listenLowLatency: z.boolean().optional(),
 });
 export type InitMessage = z.infer<typeof initSchema>;
 

@@ -20,6 +20,12 @@ export const FRAME_KIND = {
 export type FrameKind = (typeof FRAME_KIND)[keyof typeof FRAME_KIND];
 
 const HEADER_BYTES = 5;
+/**
+ * What the worker lets pile up unread on one of its listen sockets. The control plane reads its
+ * end at once, always (slow WebSocket consumers are handled there); this much unread means it is
+ * stuck, and the connection goes, so the worker's memory stays bounded whatever happens there.
+ */
+export const MAX_WORKER_BACKLOG_BYTES = 256 * 1024;
 /** Far above any event: a larger length is a broken stream. */
 const MAX_PAYLOAD = 1 << 20;
 

@@ -31,8 +31,9 @@ export interface SpawnChildOptions {
    * The child writes its stdout straight into this socket (a reader in another process), and
    * nothing passes through this one. The caller should close its own handle after the spawn: the
    * child holds a duplicate, and libuv leaves the shared descriptor blocking for the child.
+   * "ignore": the child writes to /dev/null.
    */
-  stdout?: Socket;
+  stdout?: Socket | "ignore";
 }
 
 export interface StopOptions {

@@ -11,6 +11,7 @@ import { after, before, describe, test } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { CLOSE, CLOSE_REASON, frameBytes } from "../../shared/listen/protocol.ts";
+import { listProcesses } from "../../shared/process/group.ts";
 import { startBotApp, waitForSession, type BotApp } from "../bot/fixtures/bot-app.ts";
 import { startTeamsFixture, type FixtureMeeting } from "../fixture/teams/server.ts";
 import { findGaps, toneSpans } from "../helpers/audio/analysis.ts";
@@ -57,10 +58,17 @@ describe("live listening (real worker, sqlite)", { timeout: 600_000, concurrency
       { sample_rate: 24000, channels: 1 },
       { sample_rate: 48000, channels: 2 },
     ] as const;
+    // Nobody listens yet: nothing paces the sink (LISTEN_LOW_LATENCY is off: low-latency.test.ts).
+    const pacersBefore = (await listProcesses()).filter((p) => p.cmdline.includes("--stream-name=pacer") && p.cmdline.includes(id));
+    assert.equal(pacersBefore.length, 0, "no pacer before anyone listens");
     const listeners: Listener[] = [];
     for (const f of formats) listeners.push(await open({ ...f }));
     // The first second holds the resamplers' start; then a 20 s window of each listener's audio.
     await waitFor("1 s at every listener", () => listeners.every((r) => r.frames.length >= 50));
+    // Without a microphone they hear the page tap, which paces the sink while it serves
+    // (worker/listen/sink-pacer.ts): its record stream runs in the session's process tree.
+    const pacers = (await listProcesses()).filter((p) => p.cmdline.includes("--stream-name=pacer") && p.cmdline.includes(id));
+    assert.equal(pacers.length, 1, "the page tap serves (its sink pacer runs)");
     const starts = listeners.map((r) => r.frames.length);
     await waitFor("20 s more at every listener", () => listeners.every((r, i) => r.frames.length - (starts[i] ?? 0) >= 1000), 90_000);
 

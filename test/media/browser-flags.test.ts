@@ -39,6 +39,8 @@ test("the browser runs with one merged feature list each, no omnibox WebUI and n
   for (const name of [...PLAYWRIGHT_ENABLED_FEATURES, "OverlayScrollbar"]) assert.ok(enabled[0]?.includes(name), `${name} enabled`);
   // launch.ts: the on-device AI service (56 MB, started 3 minutes in) is kept from starting.
   assert.ok(cmdline.includes("--optimization-guide-performance-class=9"), "the on-device model's performance class is given");
+  // field-trials.ts: without a microphone the jitter buffer forgets the sink's bursts sooner.
+  assert.ok(cmdline.includes("--force-fieldtrials=WebRTC-Audio-NetEqDelayManagerConfig/forget_factor:0.800/"), "the no-mic jitter buffer trial is given");
 
   // still-page.ts: an infinite CSS animation ends at once, its animationend fires, and the page's
   // DOM holds only what the page put there; a tile's speaking outline keeps its ring's animation.

@@ -6,6 +6,7 @@ import type { Logger } from "../../shared/log/logger.ts";
 import { killProcessGroup } from "../../shared/process/group.ts";
 import { keepAudioServicePriority } from "./audio-priority.ts";
 import { withFeatures } from "./features.ts";
+import { fieldTrialArgs } from "./field-trials.ts";
 import { chromiumProcesses, findBrowserPid, pssBytes } from "./processes.ts";
 import { installStillPage } from "./still-page.ts";
 import { installVideoGuard, videoGuardEnabled } from "./video-guard.ts";
@@ -159,7 +160,7 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserHand
     ...options.extraEnv,
   };
   const { chromium } = await loadPlaywright();
-  const features = withFeatures([...CHROMIUM_ARGS, ...(options.extraArgs ?? [])]);
+  const features = withFeatures([...CHROMIUM_ARGS, ...fieldTrialArgs(mic), ...(options.extraArgs ?? [])]);
   const started = performance.now();
   let context: BrowserContext;
   try {

@@ -10,7 +10,12 @@
  *
  * Against the design before it (the same parec, read by this worker, framed and written to the
  * control plane's socket): one process fewer woken per fragment, and the worker's share of a
- * listener's CPU gone (see the commit that brought it for the A/B).
+ * listener's CPU gone (see the commit that brought it for the A/B). Tried and dropped: formats
+ * after the first converted in this worker from one shared 48 kHz parec (the page tap's
+ * resampler), which saves their parecs and streams but costs more in JavaScript than PulseAudio's
+ * speex does in C: four formats, this worker's part, PulseAudio and the parecs, 20 s windows,
+ * alternating, 2026-11-27 (load 0.4-1.0): 4.70 and 5.03 % of a core with a parec each, 6.38 and
+ * 7.04 with the shared one.
  */
 import type { Socket } from "node:net";
 import type { Logger } from "../../shared/log/logger.ts";
@@ -18,6 +23,7 @@ import type { ListenFormat } from "../../shared/listen/protocol.ts";
 import { benchOverride } from "../../shared/process/bench-override.ts";
 import { spawnChild, type Child, type ChildExit } from "../../shared/process/child.ts";
 import { killProcessGroup } from "../../shared/process/group.ts";
+import { parecArgs, parecEnv } from "../audio/parec.ts";
 
 /**
  * PulseAudio's fragment for this record stream. Its default (~2 s of buffer, fragments of
@@ -32,8 +38,9 @@ import { killProcessGroup } from "../../shared/process/group.ts";
  *   2.55 to 1.4 and 1.5 % of a core each but added 3-11 ms (median 143-151 ms against 127-153):
  *   no margin left under the 150 ms target;
  * - without one the browser holds 500 ms (worker/browser/launch.ts: recordings without underrun
- *   gaps on a loaded box) and the meeting arrives ~370 ms late: 40 ms, which adds ~10 ms to that
- *   and halves the wake-ups.
+ *   gaps on a loaded box) and the meeting arrives ~500 ms late here: 40 ms, which adds ~10 ms to
+ *   that and halves the wake-ups. Such sessions are heard through the page tap
+ *   (page-tap/tap.ts); this one serves them only when the page plays what that tap cannot read.
  */
 export const TAP_MS = { withMic: 20, withoutMic: 40 } as const;
 
@@ -79,20 +86,8 @@ const BROKEN_PIPE = /write\(\) failed: Broken pipe/;
 export function startCapture(options: CaptureOptions): Capture {
   const child: Child = spawnChild({
     command: "parec",
-    args: [
-      "--raw",
-      "--format=s16le",
-      `--rate=${options.format.sampleRate}`,
-      `--channels=${options.format.channels}`,
-      `--latency-msec=${options.fragmentMs}`,
-      `--device=${options.source}`,
-      "--client-name=bot-listen",
-      "--stream-name=listen",
-      // The daemon's socket lies in the session's work dir: on the command line, it lets the
-      // supervisor's sweep of a dead worker's processes (orphans.ts) find the tap too.
-      ...(options.pulseEnv.PULSE_SERVER ? [`--server=${options.pulseEnv.PULSE_SERVER}`] : []),
-    ],
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C", ...options.pulseEnv },
+    args: parecArgs({ ...options, stream: "listen" }),
+    env: parecEnv(options.pulseEnv),
     logger: options.logger,
     name: "parec-listen",
     stdout: options.output,

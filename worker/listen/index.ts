@@ -1,16 +1,20 @@
 /**
  * Live listening in the worker (issue #18): answers the `listen_open` op with the path of the
- * listen socket (opened on first use), starts a tap of the recording's audio for each audio
- * stream the control plane opens, and forwards events (status now; speech and participants through
- * timeline-adapter.ts). Independent of MIC_PLAYBACK_ENABLED and of `record`.
+ * listen socket (opened on first use), serves each audio stream the control plane opens from a
+ * tap (taps.ts: the page tap without a microphone, the recording's sink otherwise or when the
+ * page plays what its tap cannot read), and forwards events (status now; speech and
+ * participants through timeline-adapter.ts). Independent of MIC_PLAYBACK_ENABLED and of `record`.
  */
 import type { WorkerRequest, WorkerResponse, SessionStatus } from "../../shared/ipc/messages.ts";
 import type { Logger } from "../../shared/log/logger.ts";
 import { listenEventSchema, type ListenEvent, type ListenEventSink } from "../../shared/listen/events.ts";
 import { isListenOp, listenOpenArgsSchema } from "../../shared/listen/ops.ts";
 import { CLOSE, CLOSE_REASON } from "../../shared/listen/protocol.ts";
+import type { Page } from "playwright-core";
 import { tapLatencyMs } from "./capture.ts";
+import { PageTap, installPageTap, pageTapEnabled } from "./page-tap/tap.ts";
 import { AudioTaps } from "./taps.ts";
+import { IDLE_PACE_MS } from "./sink-pacer.ts";
 import { openListenServer, type EndNotice, type ListenServer } from "./server.ts";
 
 export type Answer = Omit<WorkerResponse, "type" | "id">;
@@ -22,6 +26,8 @@ export interface ListenDeps {
   source: string;
   /** Whether the browser has a microphone: it sets the taps' fragment (capture.ts: tapLatencyMs). */
   mic: boolean;
+  /** LISTEN_LOW_LATENCY: the sink paced while nobody listens too (page tap only: sink-pacer.ts). */
+  lowLatency?: boolean;
   logger: Logger;
   status: () => SessionStatus | null;
 }
@@ -32,6 +38,11 @@ export interface Listen extends ListenEventSink {
   handle(request: WorkerRequest): Promise<Answer>;
   /** The tap's processes (benchmark). */
   readonly pids: AudioTaps["pids"];
+  /**
+   * Puts the page tap in `page` (before it opens the meeting: its hooks must precede the page's
+   * own code). Without it, or when it fails, listeners hear the recording's sink.
+   */
+  attachPage(page: Page): Promise<void>;
   /** Stops the audio (before PulseAudio goes); listeners stay attached for the last events. */
   stopAudio(): Promise<void>;
   /** Sends `end` to every listener (their WebSockets close with `notice.code`). */
@@ -50,6 +61,7 @@ export function createListen(deps: ListenDeps): Listen {
     pulseEnv: deps.pulseEnv,
     source: deps.source,
     fragmentMs: tapLatencyMs(deps.mic),
+    ...(deps.lowLatency ? { idlePaceMs: IDLE_PACE_MS } : {}),
     logger: log,
     onFailure: () => void server?.then((s) => s.end({ code: CLOSE.internal, reason: CLOSE_REASON.tapFailed })),
   });
@@ -81,6 +93,17 @@ export function createListen(deps: ListenDeps): Listen {
     },
     get pids() {
       return taps.pids;
+    },
+    async attachPage(page) {
+      if (!pageTapEnabled(deps.mic)) return;
+      try {
+        await installPageTap(page.context());
+        const tap = new PageTap({ page, logger: log, onUncapturable: () => taps.fallBackToSink(), onActive: (active) => taps.pageTapActive(active) });
+        await tap.bind();
+        taps.usePageTap(tap);
+      } catch (err) {
+        log.warn({ err }, "listen: the page tap could not be put in the page; listeners will hear the sink");
+      }
     },
     get listening() {
       return (opened?.connections ?? 0) > 0;

@@ -10,18 +10,12 @@ import type { Socket } from "node:net";
 import { join } from "node:path";
 import type { Logger } from "../../shared/log/logger.ts";
 import type { ListenEvent } from "../../shared/listen/events.ts";
-import { FRAME_KIND, encodeFrame, helloSchema, type EventsHello, type Hello } from "../../shared/listen/wire.ts";
+import { FRAME_KIND, MAX_WORKER_BACKLOG_BYTES, encodeFrame, helloSchema, type EventsHello, type Hello } from "../../shared/listen/wire.ts";
 import { openUnixServer } from "../sockets/unix-server.ts";
 import type { AudioTaps } from "./taps.ts";
 
 /** The hello is one short JSON line; anything longer is not our control plane. */
 const MAX_HELLO_BYTES = 1024;
-/**
- * The control plane reads its end of the socket at once, always (slow WebSocket consumers are
- * handled there); events piling up here mean it is stuck. Past this the connection goes, so the
- * worker's memory stays bounded whatever happens on the other side.
- */
-const MAX_BACKLOG_BYTES = 256 * 1024;
 /** How long the last `end` frames get to reach the control plane before the sockets are destroyed. */
 const CLOSE_GRACE_MS = 1_000;
 
@@ -69,7 +63,7 @@ export async function openListenServer(options: ListenServerOptions): Promise<Li
 
   const write = (conn: Connection, frame: Buffer) => {
     if (conn.socket.destroyed) return;
-    if (conn.socket.writableLength > MAX_BACKLOG_BYTES) {
+    if (conn.socket.writableLength > MAX_WORKER_BACKLOG_BYTES) {
       logger.warn({ backlog_bytes: conn.socket.writableLength }, "listen: the control plane stopped reading; dropping the connection");
       conn.socket.destroy();
       return;

@@ -1,13 +1,18 @@
 /**
- * The session's listening taps: one `parec` (capture.ts) per audio stream the control plane
- * opens, writing into that stream's socket; the control plane opens one per format listened to
- * and fans it out, and closes it when the format's last listener leaves, which ends the tap
- * (EPIPE). So an unheard session costs nothing, and the worker never touches the audio.
+ * The session's listening taps. The control plane opens one audio stream per format listened to
+ * and fans it out, and closes it when the format's last listener leaves. Each stream is served by
+ * the page tap (page-tap/tap.ts: what the page plays, before the browser's PulseAudio buffer)
+ * when the page has one and it hears everything the page plays; otherwise by a `parec` on the
+ * recording's sink (capture.ts) writing straight into the stream's socket, which the tap's end
+ * (EPIPE) stops. Should the page start playing something its tap cannot read, every stream moves
+ * to the sink. An unheard session costs nothing either way.
  */
 import type { Socket } from "node:net";
 import type { Logger } from "../../shared/log/logger.ts";
 import { formatKey, type ListenFormat } from "../../shared/listen/protocol.ts";
 import { startCapture, type Capture } from "./capture.ts";
+import type { PageTap } from "./page-tap/tap.ts";
+import { paceMs, startSinkPacer, type SinkPacer } from "./sink-pacer.ts";
 
 export interface TapsOptions {
   pulseEnv: Record<string, string>;
@@ -17,26 +22,72 @@ export interface TapsOptions {
   logger: Logger;
   /** A tap died while its reader was still there (not stopped by us). */
   onFailure: (message: string) => void;
+  /** The sink's block while the page tap serves nobody (LISTEN_LOW_LATENCY: sink-pacer.ts, IDLE_PACE_MS); unpaced when absent. */
+  idlePaceMs?: number;
 }
 
 export class AudioTaps {
   readonly #options: TapsOptions;
   readonly #captures = new Set<Capture>();
   #stopped = false;
+  #pageTap: PageTap | null = null;
+  #pacer: SinkPacer | null = null;
 
   constructor(options: TapsOptions) {
     this.#options = options;
   }
 
+  /** From now on streams go to `tap` while it can serve them (the sink paced at idlePaceMs meanwhile). */
+  usePageTap(tap: PageTap): void {
+    this.#pageTap = tap;
+    this.#pace(this.#options.idlePaceMs ?? null);
+  }
+
+  /** The page tap started (true) or stopped (false) serving listeners: the sink is paced meanwhile. */
+  pageTapActive(active: boolean): void {
+    this.#pace(active ? paceMs() : (this.#options.idlePaceMs ?? null));
+  }
+
+  /** Has the sink paced at `ms` (null: not at all): the new pacer starts before the old one stops. */
+  #pace(ms: number | null): void {
+    if (this.#stopped || (this.#pacer?.fragmentMs ?? null) === ms) return;
+    const old = this.#pacer;
+    this.#pacer = null;
+    if (ms !== null) {
+      try {
+        this.#pacer = startSinkPacer({ pulseEnv: this.#options.pulseEnv, source: this.#options.source, logger: this.#options.logger, fragmentMs: ms });
+      } catch (err) {
+        this.#options.logger.warn({ err }, "listen: the sink pacer did not start (the page is heard in bursts)");
+      }
+    }
+    void old?.stop();
+  }
+
+  /** The page tap cannot hear everything any more: its streams go to the sink's taps. */
+  fallBackToSink(): void {
+    const tap = this.#pageTap;
+    if (!tap) return;
+    for (const { format, socket } of tap.takeOutputs()) this.#openCapture(format, socket);
+  }
+
   /** The taps now running (for the benchmark's CPU figures). */
   get pids(): { captures: number[] } {
-    return { captures: [...this.#captures].map((c) => c.pid) };
+    return { captures: [...this.#captures, ...(this.#pacer ? [this.#pacer] : [])].map((c) => c.pid) };
   }
 
   /** Starts a tap of `format` writing into `output`; after stop(), the socket is only closed. */
   open(format: ListenFormat, output: Socket): void {
-    const { logger } = this.#options;
     // A reader already gone (it left before its hello was answered) is no failure: nothing to do.
+    if (this.#stopped || output.destroyed) {
+      output.destroy();
+      return;
+    }
+    if (this.#pageTap?.open(format, output)) return;
+    this.#openCapture(format, output);
+  }
+
+  #openCapture(format: ListenFormat, output: Socket): void {
+    const { logger } = this.#options;
     if (this.#stopped || output.destroyed) {
       output.destroy();
       return;
@@ -63,6 +114,9 @@ export class AudioTaps {
   /** Stops every tap (their readers see the end of the stream); later opens get nothing. Idempotent. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    await this.#pageTap?.stop();
+    await this.#pacer?.stop();
+    this.#pacer = null;
     const captures = [...this.#captures];
     this.#captures.clear();
     await Promise.all(captures.map((c) => c.stop()));

@@ -90,7 +90,7 @@ export async function runSession(init: InitMessage, channel: Channel, logger: Lo
   }
   // Live listeners (issue #18): the recording's audio and the session's events, whatever `record`
   // and MIC_PLAYBACK_ENABLED say.
-  const listen = createListen({ workDir: init.workDir, pulseEnv: media.pulse.env, source: media.pulse.recMonitor, mic: init.mic.enabled, logger, status: () => reporter.status });
+  const listen = createListen({ workDir: init.workDir, pulseEnv: media.pulse.env, source: media.pulse.recMonitor, mic: init.mic.enabled, lowLatency: init.listenLowLatency ?? false, logger, status: () => reporter.status });
   reporter.onStatus((status) => listen.publish({ type: "status", status }));
   // The meeting observer's speech and participant events are connected once it starts (below).
   try {
@@ -144,6 +144,8 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
     if (playback) return playback.handle(request);
     return { ok: false, error: { status: 409, message: "microphone playback is not enabled" } };
   });
+  // Before the join, as the observer's: the page tap's hooks precede Teams' own code.
+  await listen.attachPage(page);
   // Before the join: the observer's page hooks must be in place before Teams' own code runs.
   // The observer works on the wall clock (the page's own samples do).
   const observation = await startObservation({ init, page, recordingOpenedAt: media.recordingOpenedWall, channel, logger });

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { SILENCE_DBFS } from "../../shared/session/automatic-leave.ts";
 import type { Logger } from "../../shared/log/logger.ts";
+import { parecArgs, parecEnv } from "../audio/parec.ts";
 
 /** 8 kHz mono is plenty to tell sound from silence, and costs next to nothing. */
 const RATE = 8000;
@@ -29,10 +30,8 @@ export interface SilenceOptions {
  */
 export function watchSilence(options: SilenceOptions): SilenceWatch {
   const { logger } = options;
-  const child = spawn("parec", [`--device=${options.source}`, `--rate=${RATE}`, "--channels=1", "--format=s16le", "--latency-msec=200", "--raw"], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...options.pulseEnv },
-    stdio: ["ignore", "pipe", "ignore"],
-  });
+  const args = parecArgs({ pulseEnv: options.pulseEnv, source: options.source, format: { sampleRate: RATE, channels: 1 }, fragmentMs: 200, stream: "silence", client: "bot-silence" });
+  const child = spawn("parec", args, { env: parecEnv(options.pulseEnv), stdio: ["ignore", "pipe", "ignore"] });
   const kill = () => child.kill("SIGKILL");
   process.once("exit", kill);
   let pending = Buffer.alloc(0);

@@ -29,7 +29,7 @@ const REQUEST_TIMEOUT_MS = 15_000;
 export interface RunnerSettings {
   workerModule: string;
   recordingsDir: string;
-  init: Pick<InitMessage, "lobbyWaitMs" | "maxRecordingMs" | "mic" | "chromiumPath" | "logLevel" | "joinTimeoutMs" | "observe">;
+  init: Pick<InitMessage, "lobbyWaitMs" | "maxRecordingMs" | "mic" | "chromiumPath" | "logLevel" | "joinTimeoutMs" | "observe" | "listenLowLatency">;
   /** How long a worker asked to leave may take before it is killed (default 30 s). */
   stopTimeoutMs?: number;
   /** Turns to start Chromium, shared by every worker of the control plane (launch-gate.ts). */

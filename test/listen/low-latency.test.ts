@@ -1,0 +1,74 @@
+/**
+ * LISTEN_LOW_LATENCY (worker/listen/sink-pacer.ts, IDLE_PACE_MS) with the real worker against the
+ * Teams fixture: without a microphone the recording's sink is paced at 50 ms from before the join,
+ * while nobody listens; a listener makes it 20 ms while it listens (and hears the meeting), and
+ * when it leaves the sink goes back to 50 ms. Without the setting (audio.test.ts) nothing paces
+ * the sink until someone listens.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { listProcesses } from "../../shared/process/group.ts";
+import { startBotApp, waitForSession, type BotApp } from "../bot/fixtures/bot-app.ts";
+import { startTeamsFixture, type FixtureMeeting } from "../fixture/teams/server.ts";
+import { holdMediaLock } from "../harness/media-lock.ts";
+import { Cleanups } from "../mic/helpers.ts";
+import { channel, openListener, sleep, toneHz, waitFor, type Json } from "./helpers.ts";
+
+// Real Chromium, PulseAudio and ffmpeg: one such file at a time (see media-lock.ts).
+await holdMediaLock();
+
+const TONE_HZ = 440;
+
+describe("LISTEN_LOW_LATENCY (real worker)", { timeout: 300_000, concurrency: false }, () => {
+  const cleanups = new Cleanups();
+  after(() => cleanups.run());
+  let app: BotApp;
+  let meeting: FixtureMeeting;
+  let id = "";
+
+  /** The block (ms) of every sink pacer of this session now running. */
+  const pacerBlocks = async (): Promise<number[]> =>
+    (await listProcesses())
+      .filter((p) => p.cmdline.startsWith("parec") && p.cmdline.includes("--stream-name=pacer") && p.cmdline.includes(id))
+      .map((p) => Number(/--latency-msec=(\d+)/.exec(p.cmdline)?.[1]))
+      .sort((a, b) => a - b);
+  const untilBlocks = async (want: number[], what: string): Promise<void> => {
+    const deadline = Date.now() + 15_000;
+    let now = await pacerBlocks();
+    while (JSON.stringify(now) !== JSON.stringify(want)) {
+      assert.ok(Date.now() < deadline, `${what}: pacers ${JSON.stringify(now)}, want ${JSON.stringify(want)}`);
+      await sleep(100);
+      now = await pacerBlocks();
+    }
+  };
+
+  before(async () => {
+    const fixture = await startTeamsFixture();
+    cleanups.context.after(() => fixture.close());
+    app = await startBotApp(cleanups.context, { worker: "real", bot: { MEETING_ALLOWED_HOSTS: fixture.hostPort, LISTEN_LOW_LATENCY: true } });
+    meeting = fixture.createMeeting({ lobby: false, tone: { frequency: TONE_HZ } });
+    const join = await app.request("POST", "/join", { body: { meeting_url: meeting.joinUrl, display_name: "Low Latency Bot" } });
+    assert.equal(join.status, 200, join.text);
+    id = String(((join.body as Json).session as Json).session_id);
+    await waitForSession(app, id, (s) => s.status === "recording", 120_000);
+    await meeting.waitForPhase("in_call");
+  });
+
+  test("the sink is paced at 50 ms while nobody listens, at 20 ms while someone does, and at 50 ms again after", async () => {
+    await untilBlocks([50], "in the call, nobody listening");
+    const listener = await openListener(app, id, { sample_rate: 16000, channels: 1, events: false }, cleanups.context);
+    await untilBlocks([20], "while listening");
+    await waitFor("2 s of audio", () => listener.frames.length >= 150, 30_000);
+    const heard = channel(Buffer.concat(listener.frames.slice(-100)), 1);
+    assert.ok(Math.abs(toneHz(heard, 16000) - TONE_HZ) < 3, "the listener hears the meeting");
+    assert.equal((await app.request("DELETE", `/audio/${id}/listen/${listener.token}`)).status, 200);
+    await listener.closed;
+    await untilBlocks([50], "after the listener left");
+  });
+
+  test("the session's end stops the pacer with everything else", async () => {
+    assert.equal((await app.request("POST", `/stop/${id}`)).status, 200);
+    await waitForSession(app, id, (s) => s.status === "stopped", 60_000);
+    await untilBlocks([], "after the stop");
+  });
+});

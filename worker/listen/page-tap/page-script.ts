@@ -1,0 +1,293 @@
+/**
+ * What the page tap runs inside the meeting's page (added with `addInitScript` before the page's
+ * own code, as the observer's script is; a string: tsx may add helpers a page lacks). It knows
+ * what the page plays, and while the worker has it running it reads that audio as the page
+ * produces it, before the browser's 500 ms PulseAudio buffer (worker/browser/launch.ts), which
+ * is most of the delay of a tap on the recording's sink.
+ *
+ * What the page plays, as Chromium's output mixes it:
+ *   - media elements (audio and video) that are playing, not muted, volume above 0: the enabled
+ *     live audio tracks of their `srcObject` (Teams: one WebRTC stream, `mainAudio`), or for a
+ *     `src` the element's own capture (`captureStream()`), at the element's volume;
+ *   - Web Audio: every node connected to an AudioContext's destination is also connected to a
+ *     MediaStreamAudioDestinationNode of that context (only while the tap runs), heard while the
+ *     context is running.
+ * Each such track is read with a MediaStreamTrackProcessor (no script URL, so nothing Trusted
+ * Types or a strict CSP would refuse), converted to s16le and sent through the CDP binding
+ * (PAGE_TAP_BINDING) as `a|id|rate|channels|base64`; `g|id|gain` sets a source's volume, `e|id`
+ * ends it, and `u|why` says the page plays something this tap cannot read (a frame's media, an
+ * element whose media cannot be captured), after which the worker taps the sink instead
+ * (worker/listen/taps.ts). A frame says that through PAGE_TAP_REPORT_BINDING, which reaches
+ * frames of other sites too (their own renderer: the CDP binding is only in the page's). The
+ * hooks cost nothing but bookkeeping while nobody listens.
+ */
+export const PAGE_TAP_GLOBAL = "__toaListenTap";
+export const PAGE_TAP_BINDING = "__toaListenTapSend";
+export const PAGE_TAP_REPORT_BINDING = "__toaListenTapReport";
+/**
+ * Audio goes out in pieces of at least this much: the sink's block while someone listens
+ * (worker/listen/sink-pacer.ts), so each block the browser pulls goes out in one message. A smaller
+ * piece waits up to PAGE_TAP_HOLD_MS for the next chunk (a track delivers its block as 10 ms
+ * chunks in a row, or one per 10 ms where the output is paced finer).
+ */
+export const PAGE_TAP_SEND_MS = 20;
+export const PAGE_TAP_HOLD_MS = 12;
+
+export const PAGE_TAP_SCRIPT = `(() => {
+  const G = ${JSON.stringify(PAGE_TAP_GLOBAL)};
+  const BINDING = ${JSON.stringify(PAGE_TAP_BINDING)};
+  const REPORT = ${JSON.stringify(PAGE_TAP_REPORT_BINDING)};
+  const SEND_MS = ${PAGE_TAP_SEND_MS};
+  const HOLD_MS = ${PAGE_TAP_HOLD_MS};
+  if (window[G]) return;
+  const isTop = (() => { try { return window === window.top; } catch { return false; } })();
+  const send = (msg) => { const f = window[BINDING]; if (typeof f === "function") { try { f(msg); } catch {} } };
+  const MediaEl = window.HTMLMediaElement;
+  const Node = window.AudioNode;
+  const Ctx = window.AudioContext;
+  const Dest = window.AudioDestinationNode;
+  const Processor = window.MediaStreamTrackProcessor;
+  let running = false;
+  let channels = 1;
+  let nextId = 1;
+  let pending = false;
+  let unknownSent = false;
+  const ownerIds = new WeakMap();
+  let nextOwner = 1;
+  const ownerId = (o) => { let v = ownerIds.get(o); if (!v) { v = nextOwner++; ownerIds.set(o, v); } return v; };
+  const elements = new Set();
+  const contexts = new Map();
+  const active = new Map();
+  const streamsSeen = new WeakSet();
+  const captures = new WeakMap();
+
+  const report = (why) => { const f = window[REPORT]; if (typeof f === "function") { try { Promise.resolve(f(why)).catch(() => {}); } catch {} } };
+  const unknown = (why) => { if (unknownSent) return; unknownSent = true; if (isTop) send("u|" + why); else report(why); };
+  const schedule = () => { if (pending) return; pending = true; setTimeout(() => { pending = false; refresh(); }, 0); };
+
+  const origConnect = Node && Node.prototype.connect;
+  const origDisconnect = Node && Node.prototype.disconnect;
+  const infoOf = (ctx) => {
+    let info = contexts.get(ctx);
+    if (!info) {
+      info = { nodes: new Map(), tee: null };
+      contexts.set(ctx, info);
+      try { ctx.addEventListener("statechange", schedule); } catch {}
+    }
+    return info;
+  };
+  const teeConnect = (node, outputs, tee) => { for (const o of outputs) { try { origConnect.call(node, tee, o); } catch {} } };
+  if (Node && Ctx && Dest) {
+    Node.prototype.connect = function (dest, output) {
+      const r = origConnect.apply(this, arguments);
+      try {
+        if (dest instanceof Dest && dest.context instanceof Ctx) {
+          const info = infoOf(dest.context);
+          const outs = info.nodes.get(this) || new Set();
+          outs.add(typeof output === "number" ? output : 0);
+          info.nodes.set(this, outs);
+          if (info.tee) teeConnect(this, outs, info.tee);
+          schedule();
+        }
+      } catch {}
+      return r;
+    };
+    Node.prototype.disconnect = function (what) {
+      const r = origDisconnect.apply(this, arguments);
+      try {
+        if (arguments.length === 0) {
+          for (const info of contexts.values()) info.nodes.delete(this);
+          schedule();
+        } else if (typeof what === "number") {
+          for (const info of contexts.values()) { const outs = info.nodes.get(this); if (outs) { outs.delete(what); if (outs.size === 0) info.nodes.delete(this); } }
+          schedule();
+        } else if (what instanceof Dest) {
+          const info = contexts.get(what.context);
+          if (info && info.nodes.delete(this) && info.tee) { try { origDisconnect.call(this, info.tee); } catch {} }
+          schedule();
+        }
+      } catch {}
+      return r;
+    };
+  }
+
+  const watchStream = (stream) => {
+    if (streamsSeen.has(stream)) return;
+    streamsSeen.add(stream);
+    stream.addEventListener("addtrack", schedule);
+    stream.addEventListener("removetrack", schedule);
+  };
+  const noteElement = (el) => {
+    elements.add(el);
+    const s = el.srcObject;
+    if (s instanceof MediaStream) watchStream(s);
+    schedule();
+  };
+  if (MediaEl) {
+    const origPlay = MediaEl.prototype.play;
+    MediaEl.prototype.play = function () { try { noteElement(this); } catch {} return origPlay.apply(this, arguments); };
+    const d = Object.getOwnPropertyDescriptor(MediaEl.prototype, "srcObject");
+    if (d && d.set) {
+      Object.defineProperty(MediaEl.prototype, "srcObject", { configurable: true, enumerable: d.enumerable, get: d.get, set(v) { d.set.call(this, v); try { noteElement(this); } catch {} } });
+    }
+    for (const type of ["play", "playing", "pause", "volumechange", "emptied", "ended", "loadstart"]) {
+      document.addEventListener(type, (e) => { if (e.target instanceof MediaEl) noteElement(e.target); }, true);
+    }
+  }
+
+  // What the page plays now: [{key, track | ctx, gain}].
+  const audible = () => {
+    const out = [];
+    for (const el of elements) {
+      if (el.paused && !el.isConnected) { elements.delete(el); continue; }
+      if (el.paused || el.muted || !(el.volume > 0)) continue;
+      const src = el.srcObject;
+      if (src instanceof MediaStream) {
+        for (const t of src.getAudioTracks()) if (t.readyState === "live" && t.enabled) out.push({ key: "e" + ownerId(el) + ":" + t.id, track: t, gain: el.volume });
+      } else if (src) {
+        unknown("a media element plays a source object the tap cannot read");
+      } else if (el.currentSrc || el.src) {
+        let cap = captures.get(el);
+        if (!cap) {
+          try { cap = el.captureStream(); captures.set(el, cap); } catch { unknown("a media element's audio cannot be captured"); continue; }
+        }
+        for (const t of cap.getAudioTracks()) if (t.readyState === "live") out.push({ key: "m" + ownerId(el) + ":" + t.id, track: t, gain: el.volume });
+      }
+    }
+    for (const [ctx, info] of contexts) {
+      if (ctx.state === "closed") { contexts.delete(ctx); continue; }
+      if (ctx.state === "running" && info.nodes.size > 0) out.push({ key: "c" + ownerId(ctx), ctx, info, gain: 1 });
+    }
+    return out;
+  };
+
+  const toBase64 = (bytes) => {
+    if (typeof bytes.toBase64 === "function") return bytes.toBase64();
+    let bin = "";
+    for (let i = 0; i < bytes.length; i += 0x2000) bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x2000));
+    return btoa(bin);
+  };
+
+  const startSource = (d) => {
+    let track = d.track;
+    if (d.ctx) {
+      if (!d.info.tee) {
+        d.info.tee = d.ctx.createMediaStreamDestination();
+        for (const [node, outs] of d.info.nodes) teeConnect(node, outs, d.info.tee);
+      }
+      track = d.info.tee.stream.getAudioTracks()[0];
+    }
+    if (!track) return;
+    const id = nextId++;
+    const source = { id, gain: d.gain, reader: null, ctx: d.ctx, info: d.info, stopped: false };
+    active.set(d.key, source);
+    send("g|" + id + "|" + d.gain);
+    let reader;
+    try { reader = new Processor({ track, maxBufferSize: 50 }).readable.getReader(); } catch { active.delete(d.key); unknown("a track could not be read"); return; }
+    source.reader = reader;
+    let parts = [];
+    let frames = 0;
+    let rate = 0;
+    let ch = 0;
+    let timer = null;
+    const flush = () => {
+      if (timer) { clearTimeout(timer); timer = null; }
+      if (frames === 0) return;
+      const pcm = new Int16Array(frames * ch);
+      let at = 0;
+      for (const p of parts) { pcm.set(p, at); at += p.length; }
+      parts = [];
+      frames = 0;
+      send("a|" + id + "|" + rate + "|" + ch + "|" + toBase64(new Uint8Array(pcm.buffer)));
+    };
+    const take = (data) => {
+      const n = data.numberOfFrames;
+      const inCh = data.numberOfChannels;
+      const outCh = Math.min(inCh, channels);
+      if (frames > 0 && (data.sampleRate !== rate || outCh !== ch)) flush();
+      rate = data.sampleRate;
+      ch = outCh;
+      const planes = [];
+      for (let c = 0; c < Math.min(inCh, 2); c++) {
+        const plane = new Float32Array(n);
+        data.copyTo(plane, { planeIndex: c, format: "f32-planar" });
+        planes.push(plane);
+      }
+      const pcm = new Int16Array(n * outCh);
+      for (let i = 0; i < n; i++) {
+        if (outCh === 1) {
+          let v = planes.length > 1 ? (planes[0][i] + planes[1][i]) / 2 : planes[0][i];
+          v = v < -1 ? -1 : v > 1 ? 1 : v;
+          pcm[i] = v < 0 ? v * 32768 : v * 32767;
+        } else {
+          for (let c = 0; c < 2; c++) {
+            let v = planes[c][i];
+            v = v < -1 ? -1 : v > 1 ? 1 : v;
+            pcm[i * 2 + c] = v < 0 ? v * 32768 : v * 32767;
+          }
+        }
+      }
+      parts.push(pcm);
+      frames += n;
+      if ((frames * 1000) / rate >= SEND_MS) flush();
+      else if (!timer) timer = setTimeout(flush, HOLD_MS);
+    };
+    (async () => {
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          try { if (!source.stopped) take(value); } finally { value.close(); }
+        }
+      } catch {}
+      if (!source.stopped) { flush(); send("e|" + id); }
+      if (active.get(d.key) === source) active.delete(d.key);
+      schedule();
+    })();
+  };
+
+  const stopSource = (key, source) => {
+    source.stopped = true;
+    active.delete(key);
+    try { source.reader && source.reader.cancel(); } catch {}
+    send("e|" + source.id);
+  };
+
+  const refresh = () => {
+    const now = audible();
+    if (!isTop) { if (now.length > 0) unknown("a frame of the page plays audio"); return; }
+    if (!running) return;
+    const keys = new Set();
+    for (const d of now) {
+      keys.add(d.key);
+      const s = active.get(d.key);
+      if (!s) startSource(d);
+      else if (s.gain !== d.gain) { s.gain = d.gain; send("g|" + s.id + "|" + d.gain); }
+    }
+    for (const [key, s] of active) if (!keys.has(key)) stopSource(key, s);
+  };
+
+  Object.defineProperty(window, G, {
+    value: Object.freeze({
+      start(ch) {
+        if (!Processor) return "no MediaStreamTrackProcessor";
+        channels = ch === 2 ? 2 : 1;
+        running = true;
+        unknownSent = false;
+        refresh();
+        return unknownSent ? "unknown" : "ok";
+      },
+      stop() {
+        running = false;
+        for (const [key, s] of active) stopSource(key, s);
+        for (const info of contexts.values()) {
+          if (!info.tee) continue;
+          for (const node of info.nodes.keys()) { try { origDisconnect.call(node, info.tee); } catch {} }
+          for (const t of info.tee.stream.getTracks()) t.stop();
+          info.tee = null;
+        }
+      },
+      sources() { return [...active.keys()]; },
+    }),
+  });
+})();`;

@@ -1,0 +1,284 @@
+/**
+ * The worker's end of the page tap (page-script.ts): a CDP binding receives what the page plays,
+ * as it plays it; the mixer (mixer.ts) sums the sources as the browser's output does; each
+ * format listened to gets its own conversion (resampler.ts) and its socket to the control plane
+ * (shared/listen/wire.ts, `audio`: raw s16le). The page reads its tracks only while a format is
+ * open here.
+ *
+ * Against the tap on the recording's sink (../capture.ts), this one hears the audio before the
+ * browser's PulseAudio buffer (500 ms without a microphone: worker/browser/launch.ts). It hears
+ * what page-script.ts knows the page plays; when the page plays something else (`u`), it says so
+ * once and the caller moves every listener to the sink (../taps.ts).
+ */
+import type { Socket } from "node:net";
+import type { BrowserContext, CDPSession, Page } from "playwright-core";
+import type { Logger } from "../../../shared/log/logger.ts";
+import { formatKey, type ListenFormat } from "../../../shared/listen/protocol.ts";
+import { MAX_WORKER_BACKLOG_BYTES } from "../../../shared/listen/wire.ts";
+import { TapMixer } from "./mixer.ts";
+import { PAGE_TAP_BINDING, PAGE_TAP_GLOBAL, PAGE_TAP_REPORT_BINDING, PAGE_TAP_SCRIPT } from "./page-script.ts";
+import { Resampler } from "./resampler.ts";
+
+/**
+ * When the page plays nothing (no audible source, all muted) no audio comes from it, but a
+ * listener gets audio all the same, as it would from the sink: silence, filled in once the audio
+ * given to the outputs is this far behind the clock (more than any burst the browser's pulls
+ * make), checked every SILENCE_CHECK_MS.
+ */
+const SILENCE_AFTER_MS = 300;
+const SILENCE_CHECK_MS = 40;
+/** One message holds a piece of 20 ms or so: 1 s of 48 kHz stereo in base64 is far above it. */
+const MAX_MESSAGE_CHARS = 300_000;
+
+interface Output {
+  format: ListenFormat;
+  socket: Socket;
+  /** From the mix's rate to the format's (made with the mix's first audio). */
+  resampler: Resampler | null;
+}
+
+export interface PageTapOptions {
+  page: Page;
+  logger: Logger;
+  /** The page plays audio this tap cannot read: every output should move to the sink's tap. */
+  onUncapturable: (why: string) => void;
+  /** The tap starts serving its first output (true) or stops serving its last (false). */
+  onActive?: (active: boolean) => void;
+}
+
+/**
+ * Whether a session's listeners hear the page tap: when the browser has no microphone. Then its
+ * PulseAudio buffer is 500 ms (worker/browser/launch.ts) and a tap on the sink hears the meeting
+ * ~500 ms late; with one, the browser keeps Chromium's own ~30 ms buffer, paces the sink itself,
+ * and the sink's tap is as quick for a fraction of the CPU (README, live audio out).
+ * TOAMAISUTAA_LISTEN_TAP=page|sink exists only so that `make bench-listen` can A/B them (BENCH_TAP).
+ */
+export function pageTapEnabled(mic: boolean, env: NodeJS.ProcessEnv = process.env): boolean {
+  const forced = env.TOAMAISUTAA_LISTEN_TAP;
+  return forced === "page" ? true : forced === "sink" ? false : !mic;
+}
+
+/** Adds the page script to every page of the context, before the page's own code. */
+export async function installPageTap(context: BrowserContext): Promise<void> {
+  await context.addInitScript({ content: PAGE_TAP_SCRIPT });
+}
+
+export class PageTap {
+  readonly #page: Page;
+  readonly #log: Logger;
+  readonly #onUncapturable: (why: string) => void;
+  readonly #onActive: (active: boolean) => void;
+  readonly #outputs = new Set<Output>();
+  #cdp: CDPSession | null = null;
+  #mixer: TapMixer | null = null;
+  /** Each source's volume, kept for a mixer made again (another channel count). */
+  readonly #gains = new Map<string, number>();
+  #uncapturable: string | null = null;
+  #channels: 1 | 2 = 1;
+  #stopped = false;
+  /** The clock (performance.now()) the audio given to the outputs so far reaches. */
+  #coveredUntil = 0;
+  #silenceTimer: NodeJS.Timeout | null = null;
+
+  constructor(options: PageTapOptions) {
+    this.#page = options.page;
+    this.#log = options.logger;
+    this.#onUncapturable = options.onUncapturable;
+    this.#onActive = options.onActive ?? (() => undefined);
+    options.page.on("framenavigated", (frame) => {
+      if (frame === this.#page.mainFrame() && this.#outputs.size > 0) void this.#startInPage();
+    });
+  }
+
+  /** Binds the page's messages; before the page opens the meeting, so a frame can report at once. */
+  async bind(): Promise<void> {
+    const cdp = await this.#page.context().newCDPSession(this.#page);
+    this.#cdp = cdp;
+    cdp.on("Runtime.bindingCalled", (e: { name: string; payload: string }) => {
+      if (e.name === PAGE_TAP_BINDING) this.#onMessage(e.payload);
+    });
+    // A binding is put in the page's contexts only for a session with the runtime domain on.
+    await cdp.send("Runtime.enable");
+    await cdp.send("Runtime.addBinding", { name: PAGE_TAP_BINDING });
+    // A frame's report, from any frame of the page (Playwright's binding reaches other sites' too).
+    await this.#page.exposeBinding(PAGE_TAP_REPORT_BINDING, (_source, why: unknown) => {
+      if (typeof why === "string") this.#fail(why.slice(0, 200));
+    });
+  }
+
+  /** Why the page tap cannot hear everything the page plays, or null. */
+  get uncapturable(): string | null {
+    return this.#uncapturable;
+  }
+
+  /** Starts writing `format` into `socket`; false when this tap cannot serve (use the sink's). */
+  open(format: ListenFormat, socket: Socket): boolean {
+    if (this.#uncapturable || this.#stopped || !this.#cdp) return false;
+    const output: Output = { format, socket, resampler: null };
+    this.#outputs.add(output);
+    if (this.#outputs.size === 1) {
+      this.#onActive(true);
+      this.#coveredUntil = performance.now();
+      this.#silenceTimer = setInterval(() => this.#fillSilence(), SILENCE_CHECK_MS);
+    }
+    // The control plane sends nothing after its hello; reading lets its close be seen at once.
+    socket.resume();
+    const drop = () => this.#remove(output);
+    socket.once("end", drop);
+    socket.once("close", drop);
+    socket.on("error", drop);
+    const channels = Math.max(...[...this.#outputs].map((o) => o.format.channels)) as 1 | 2;
+    if (!this.#mixer || channels !== this.#channels) {
+      this.#channels = channels;
+      this.#mixer = new TapMixer(channels);
+      for (const [id, gain] of this.#gains) this.#mixer.setGain(id, gain);
+    }
+    void this.#startInPage();
+    this.#log.debug({ format: formatKey(format), outputs: this.#outputs.size }, "page tap output opened");
+    return true;
+  }
+
+  /** Hands the sockets over (to the sink's tap) and stops the page's reading. */
+  takeOutputs(): { format: ListenFormat; socket: Socket }[] {
+    const taken = [...this.#outputs].map(({ format, socket }) => {
+      socket.removeAllListeners("end");
+      socket.removeAllListeners("close");
+      socket.removeAllListeners("error");
+      socket.pause();
+      return { format, socket };
+    });
+    this.#outputs.clear();
+    if (taken.length > 0) this.#idle();
+    void this.#stopInPage();
+    return taken;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const o of this.#outputs) o.socket.destroy();
+    if (this.#outputs.size > 0) this.#idle();
+    this.#outputs.clear();
+    await this.#stopInPage();
+    await this.#cdp?.detach().catch(() => undefined);
+    this.#cdp = null;
+  }
+
+  #remove(output: Output): void {
+    if (!this.#outputs.delete(output)) return;
+    output.socket.destroy();
+    if (this.#outputs.size > 0) return;
+    this.#idle();
+    void this.#stopInPage();
+  }
+
+  /** The last output went. */
+  #idle(): void {
+    if (this.#silenceTimer) clearInterval(this.#silenceTimer);
+    this.#silenceTimer = null;
+    this.#onActive(false);
+  }
+
+  #fillSilence(): void {
+    const until = performance.now() - SILENCE_AFTER_MS;
+    if (this.#coveredUntil >= until) return;
+    const ms = until - this.#coveredUntil;
+    this.#coveredUntil = until;
+    for (const o of this.#outputs) {
+      const frames = Math.round((o.format.sampleRate * ms) / 1000);
+      this.#send(o, Buffer.alloc(frames * o.format.channels * 2));
+    }
+  }
+
+  async #startInPage(): Promise<void> {
+    try {
+      const result = await this.#page.evaluate(([g, ch]) => (window as unknown as Record<string, { start(c: number): string } | undefined>)[g]?.start(ch) ?? "missing", [PAGE_TAP_GLOBAL, this.#channels] as const);
+      if (result === "missing" || result.startsWith("no ")) this.#fail(result === "missing" ? "the page tap's script is not in the page" : result);
+    } catch (err) {
+      // A navigation destroyed the context: framenavigated starts it again in the new document.
+      if (!this.#page.isClosed()) this.#log.debug({ err }, "page tap: start in the page failed");
+    }
+  }
+
+  async #stopInPage(): Promise<void> {
+    if (this.#page.isClosed()) return;
+    await this.#page.evaluate((g) => (window as unknown as Record<string, { stop(): void } | undefined>)[g]?.stop(), PAGE_TAP_GLOBAL).catch(() => undefined);
+  }
+
+  #fail(why: string): void {
+    if (this.#uncapturable) return;
+    this.#uncapturable = why;
+    this.#log.info({ why }, "page tap: the page plays audio it cannot read; listeners hear the sink");
+    this.#onUncapturable(why);
+  }
+
+  #onMessage(payload: string): void {
+    // `u|why`, `g|id|gain`, `e|id`, `a|id|rate|channels|base64` (page-script.ts). The page's own
+    // code can call the binding too: what it sends is checked, and it can say no more than the
+    // page could play anyway.
+    if (payload.length > MAX_MESSAGE_CHARS) return;
+    const kind = payload.charAt(0);
+    if (kind === "u") return this.#fail(payload.slice(2, 202));
+    const idEnd = payload.indexOf("|", 2);
+    const id = payload.slice(2, idEnd < 0 ? undefined : idEnd);
+    if (kind === "g") {
+      const gain = Number(payload.slice(idEnd + 1));
+      if (idEnd < 0 || !Number.isFinite(gain) || gain < 0 || gain > 1) return;
+      this.#gains.set(id, gain);
+      this.#mixer?.setGain(id, gain);
+      return;
+    }
+    const mixer = this.#mixer;
+    if (kind === "e") {
+      this.#gains.delete(id);
+      if (mixer) this.#write(mixer.end(id));
+      return;
+    }
+    if (kind !== "a" || !mixer || this.#outputs.size === 0 || idEnd < 0) return;
+    const rateEnd = payload.indexOf("|", idEnd + 1);
+    const chEnd = rateEnd < 0 ? -1 : payload.indexOf("|", rateEnd + 1);
+    if (chEnd < 0) return;
+    const rate = Number(payload.slice(idEnd + 1, rateEnd));
+    const channels = Number(payload.slice(rateEnd + 1, chEnd));
+    const bytes = Buffer.from(payload.slice(chEnd + 1), "base64");
+    if (!(Number.isInteger(rate) && rate >= 8000 && rate <= 192_000) || !(channels === 1 || channels === 2) || bytes.length % (2 * channels) !== 0) return;
+    const data = new Float32Array(bytes.length / 2);
+    for (let i = 0; i < data.length; i++) data[i] = bytes.readInt16LE(i * 2) / 32768;
+    this.#write(mixer.push(id, rate, channels, data));
+  }
+
+  #write(mix: Float32Array): void {
+    if (mix.length === 0) return;
+    const mixCh = this.#channels;
+    const rate = this.#mixer?.rate ?? 0;
+    for (const o of this.#outputs) {
+      const ch = o.format.channels;
+      let input = mix;
+      if (ch !== mixCh) {
+        const frames = mix.length / mixCh;
+        input = new Float32Array(frames * ch);
+        // Only 2 → 1 happens (the mix has the most channels any output wants): the average of L and R.
+        for (let i = 0; i < frames; i++) input[i] = (mix[i * 2]! + mix[i * 2 + 1]!) / 2;
+      }
+      if (o.resampler?.inRate !== rate) o.resampler = new Resampler(rate, o.format.sampleRate, ch);
+      const out = o.resampler.push(input);
+      if (out.length === 0) continue;
+      const pcm = Buffer.allocUnsafe(out.length * 2);
+      for (let i = 0; i < out.length; i++) {
+        const v = out[i]!;
+        pcm.writeInt16LE(v >= 1 ? 32767 : v <= -1 ? -32768 : Math.round(v * 32767), i * 2);
+      }
+      this.#send(o, pcm);
+    }
+    if (rate > 0) this.#coveredUntil = Math.max(this.#coveredUntil, performance.now() - SILENCE_AFTER_MS) + ((mix.length / mixCh) * 1000) / rate;
+  }
+
+  #send(o: Output, pcm: Buffer): void {
+    if (o.socket.destroyed) return;
+    if (o.socket.writableLength > MAX_WORKER_BACKLOG_BYTES) {
+      this.#log.warn({ backlog_bytes: o.socket.writableLength }, "page tap: the control plane stopped reading; dropping the stream");
+      this.#remove(o);
+      return;
+    }
+    o.socket.write(pcm);
+  }
+}
