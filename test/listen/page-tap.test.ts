@@ -18,8 +18,11 @@ import { createLogger } from "../../shared/log/logger.ts";
 import type { ListenFormat } from "../../shared/listen/protocol.ts";
 import { startPulse, type PulseDaemon } from "../../worker/audio/pulse.ts";
 import { launchBrowser, type BrowserHandle } from "../../worker/browser/launch.ts";
+import { MISSED_AUDIO } from "../../worker/listen/page-tap/cross-check.ts";
 import { PageTap, installPageTap } from "../../worker/listen/page-tap/tap.ts";
+import { AudioTaps } from "../../worker/listen/taps.ts";
 import { dominantFrequency } from "../helpers/audio/analysis.ts";
+import { toneWav } from "../helpers/audio/wav.ts";
 import { webrtcTonePage } from "../helpers/audio/webrtc-tone-page.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
 
@@ -43,6 +46,12 @@ const WEB_AUDIO_PAGE = `<body><script>
   osc.start();
   window.ready = ctx.resume();
 </script></body>`;
+
+/**
+ * A 440 Hz tone the page tap's hooks do not see: an element inside a declarative shadow root,
+ * started by its `autoplay` attribute (its media events stop at the shadow root), looping a WAV.
+ */
+const HIDDEN_PAGE = `<body><div><template shadowrootmode="closed"><audio autoplay loop src="data:audio/wav;base64,${toneWav(440, 1).toString("base64")}"></audio></template></div></body>`;
 
 /** The WebRTC tone played inside a same-origin frame. */
 const FRAME_PAGE = `<body><iframe srcdoc="${WEBRTC_PAGE.replaceAll('"', "&quot;")}"></iframe></body>`;
@@ -201,6 +210,45 @@ describe("page tap (real Chromium and PulseAudio)", { timeout: 180_000 }, () => 
     assert.ok(frame, "the frame loaded");
     await frame.evaluate(() => (window as unknown as { ready?: Promise<unknown> }).ready);
     await gaveWay(t, tap, uncapturable);
+  });
+
+  /** A page served as the worker wires its taps (worker/listen/index.ts): the page tap first, the sink's when it gives up. */
+  const viaTaps = async (t: TestContext, html: string) => {
+    const page = await browser.page.context().newPage();
+    t.after(() => page.close());
+    const taps = new AudioTaps({ pulseEnv: pulse.env, source: pulse.recMonitor, fragmentMs: 40, logger, onFailure: (m) => assert.fail(m) });
+    t.after(() => taps.stop());
+    const uncapturable: string[] = [];
+    const tap = new PageTap({ page, logger, onUncapturable: (why) => (uncapturable.push(why), taps.fallBackToSink()), onActive: (a) => taps.pageTapActive(a) });
+    await tap.bind();
+    taps.usePageTap(tap);
+    await page.goto(`data:text/html,${encodeURIComponent(html)}`);
+    await page.evaluate(() => (window as unknown as { ready?: Promise<unknown> }).ready);
+    const { tapEnd, reader } = await socketPair(t, dir);
+    taps.open({ sampleRate: 16_000, channels: 1 }, tapEnd);
+    return { page, tap, reader, uncapturable };
+  };
+
+  test("audio its hooks do not see is heard all the same: the check against the sink moves the listener there", async (t) => {
+    const { tap, reader, uncapturable } = await viaTaps(t, HIDDEN_PAGE);
+    await untilHeard(reader, 16_000);
+    assert.deepEqual(uncapturable, [MISSED_AUDIO], "the page tap gave up (it served first: it cannot know what it misses)");
+    await sleep(1_000);
+    const pcm = reader.pcm();
+    const last = samples(pcm, Math.max(0, pcm.length - 16_000 * 2));
+    assert.equal(dominantFrequency(last, 16_000, { minHz: 300, maxHz: 700, stepHz: 5, maxSeconds: 0.5 }), 440);
+    const { tapEnd: another } = await socketPair(t, dir);
+    assert.equal(tap.open({ sampleRate: 8000, channels: 1 }, another), false, "later listeners go to the sink at once");
+  });
+
+  test("the check leaves a page tap that hears the page alone, through sound and silence", async (t) => {
+    const { page, reader, uncapturable } = await viaTaps(t, WEBRTC_PAGE);
+    await untilHeard(reader, 16_000);
+    await sleep(6_000);
+    // Muted: the page and the sink are silent together.
+    await page.evaluate(() => ((window as unknown as { el: HTMLAudioElement }).el.muted = true));
+    await sleep(6_000);
+    assert.deepEqual(uncapturable, [], "still the page tap");
   });
 
   const gaveWay = async (t: TestContext, tap: PageTap, uncapturable: string[]): Promise<void> => {

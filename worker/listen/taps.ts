@@ -5,12 +5,14 @@
  * when the page has one and it hears everything the page plays; otherwise by a `parec` on the
  * recording's sink (capture.ts) writing straight into the stream's socket, which the tap's end
  * (EPIPE) stops. Should the page start playing something its tap cannot read, every stream moves
- * to the sink. An unheard session costs nothing either way.
+ * to the sink; so should the sink hear sound while the page tap hears none (page-tap/cross-check.ts).
+ * An unheard session costs nothing either way.
  */
 import type { Socket } from "node:net";
 import type { Logger } from "../../shared/log/logger.ts";
 import { formatKey, type ListenFormat } from "../../shared/listen/protocol.ts";
 import { startCapture, type Capture } from "./capture.ts";
+import { startCrossCheck, type CrossCheck } from "./page-tap/cross-check.ts";
 import type { PageTap } from "./page-tap/tap.ts";
 import { paceMs, startSinkPacer, type SinkPacer } from "./sink-pacer.ts";
 
@@ -32,6 +34,7 @@ export class AudioTaps {
   #stopped = false;
   #pageTap: PageTap | null = null;
   #pacer: SinkPacer | null = null;
+  #check: CrossCheck | null = null;
 
   constructor(options: TapsOptions) {
     this.#options = options;
@@ -46,6 +49,16 @@ export class AudioTaps {
   /** The page tap started (true) or stopped (false) serving listeners: the sink is paced meanwhile. */
   pageTapActive(active: boolean): void {
     this.#pace(active ? paceMs() : (this.#options.idlePaceMs ?? null));
+    void this.#check?.stop();
+    this.#check = null;
+    const tap = this.#pageTap;
+    if (!active || !tap || this.#stopped) return;
+    try {
+      const { pulseEnv, source, logger } = this.#options;
+      this.#check = startCrossCheck({ pulseEnv, source, logger, pageAudibleAt: () => tap.lastAudibleAt, onMiss: (why) => tap.giveUp(why) });
+    } catch (err) {
+      this.#options.logger.warn({ err }, "listen: the page tap's check against the sink did not start");
+    }
   }
 
   /** Has the sink paced at `ms` (null: not at all): the new pacer starts before the old one stops. */
@@ -72,7 +85,7 @@ export class AudioTaps {
 
   /** The taps now running (for the benchmark's CPU figures). */
   get pids(): { captures: number[] } {
-    return { captures: [...this.#captures, ...(this.#pacer ? [this.#pacer] : [])].map((c) => c.pid) };
+    return { captures: [...this.#captures, ...(this.#pacer ? [this.#pacer] : []), ...(this.#check ? [this.#check] : [])].map((c) => c.pid) };
   }
 
   /** Starts a tap of `format` writing into `output`; after stop(), the socket is only closed. */
@@ -117,6 +130,8 @@ export class AudioTaps {
     await this.#pageTap?.stop();
     await this.#pacer?.stop();
     this.#pacer = null;
+    await this.#check?.stop();
+    this.#check = null;
     const captures = [...this.#captures];
     this.#captures.clear();
     await Promise.all(captures.map((c) => c.stop()));

@@ -71,3 +71,23 @@ export function channel(wav: Wav, index: number): Float32Array {
   for (let i = 0; i < wav.frames; i++) out[i] = (wav.samples[i * wav.channels + index] ?? 0) / 32768;
   return out;
 }
+
+/** A mono s16le WAV of a sine tone (amplitude 0.5) in memory, e.g. for a data: URL. */
+export function toneWav(hz: number, seconds: number, sampleRate = 8000): Buffer {
+  const frames = Math.round(seconds * sampleRate);
+  const out = Buffer.alloc(44 + frames * 2);
+  out.write("RIFF", 0);
+  out.writeUInt32LE(36 + frames * 2, 4);
+  out.write("WAVEfmt ", 8);
+  out.writeUInt32LE(16, 16);
+  out.writeUInt16LE(1, 20);
+  out.writeUInt16LE(1, 22);
+  out.writeUInt32LE(sampleRate, 24);
+  out.writeUInt32LE(sampleRate * 2, 28);
+  out.writeUInt16LE(2, 32);
+  out.writeUInt16LE(16, 34);
+  out.write("data", 36);
+  out.writeUInt32LE(frames * 2, 40);
+  for (let i = 0; i < frames; i++) out.writeInt16LE(Math.round(0.5 * 32767 * Math.sin((2 * Math.PI * hz * i) / sampleRate)), 44 + i * 2);
+  return out;
+}

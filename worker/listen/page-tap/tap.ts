@@ -15,6 +15,7 @@ import type { BrowserContext, CDPSession, Page } from "playwright-core";
 import type { Logger } from "../../../shared/log/logger.ts";
 import { formatKey, type ListenFormat } from "../../../shared/listen/protocol.ts";
 import { MAX_WORKER_BACKLOG_BYTES } from "../../../shared/listen/wire.ts";
+import { AUDIBLE_AMPLITUDE } from "./cross-check.ts";
 import { TapMixer } from "./mixer.ts";
 import { PAGE_TAP_BINDING, PAGE_TAP_GLOBAL, PAGE_TAP_REPORT_BINDING, PAGE_TAP_SCRIPT } from "./page-script.ts";
 import { Resampler } from "./resampler.ts";
@@ -79,6 +80,8 @@ export class PageTap {
   /** The clock (performance.now()) the audio given to the outputs so far reaches. */
   #coveredUntil = 0;
   #silenceTimer: NodeJS.Timeout | null = null;
+  /** When the mix last held sound (performance.now()): cross-check.ts compares it with the sink. */
+  #lastAudibleAt = -Infinity;
 
   constructor(options: PageTapOptions) {
     this.#page = options.page;
@@ -109,6 +112,16 @@ export class PageTap {
   /** Why the page tap cannot hear everything the page plays, or null. */
   get uncapturable(): string | null {
     return this.#uncapturable;
+  }
+
+  /** When what it serves last held sound (performance.now()), or -Infinity. */
+  get lastAudibleAt(): number {
+    return this.#lastAudibleAt;
+  }
+
+  /** Stops serving for good: the page plays what this tap does not hear (`why`); listeners move to the sink. */
+  giveUp(why: string): void {
+    this.#fail(why);
   }
 
   /** Starts writing `format` into `socket`; false when this tap cannot serve (use the sink's). */
@@ -248,6 +261,13 @@ export class PageTap {
 
   #write(mix: Float32Array): void {
     if (mix.length === 0) return;
+    for (let i = 0; i < mix.length; i++) {
+      const v = mix[i]!;
+      if (v >= AUDIBLE_AMPLITUDE || v <= -AUDIBLE_AMPLITUDE) {
+        this.#lastAudibleAt = performance.now();
+        break;
+      }
+    }
     const mixCh = this.#channels;
     const rate = this.#mixer?.rate ?? 0;
     for (const o of this.#outputs) {
