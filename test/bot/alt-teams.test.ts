@@ -11,6 +11,7 @@ import { startAltTeamsFixture, type AltOptions } from "../fixture/teams-alt/serv
 import { holdMediaLock } from "../harness/media-lock.ts";
 import { startBotApp, waitForSession } from "./fixtures/bot-app.ts";
 import { hear } from "./fixtures/media.ts";
+import { channel, longestQuietMs, openListener, toneHz, waitFor } from "../listen/helpers.ts";
 
 // Real Chromium, PulseAudio and ffmpeg: one such file at a time (see media-lock.ts).
 await holdMediaLock();
@@ -48,10 +49,16 @@ describe("another Teams imitation (real worker, sqlite)", { timeout: 600_000, co
     assert.ok(Math.abs(heard.frequency - 523) <= 10, `frequency ${heard.frequency}`);
   });
 
-  test("no roster at all: alone known only from the text", async (t) => {
+  test("no roster at all: alone known only from the text; a live listener hears the meeting meanwhile", async (t) => {
     const { app, meeting, id } = await botIn(t, { lobby: false, roster: false, participants: 2 });
     await waitForSession(app, id, (s) => s.status === "recording", 120_000);
-    await new Promise((r) => setTimeout(r, 7000));
+    // Issue #18 against this imitation's own way of playing the call (its <audio>, its WebRTC hop).
+    const listener = await openListener(app, id, { sample_rate: 16000 }, t);
+    await waitFor("4 s of live audio", () => listener.frames.length >= 200, 30_000);
+    const last = channel(Buffer.concat(listener.frames.slice(-100)), 1);
+    assert.ok(Math.abs(toneHz(last, 16000) - 523) <= 5, `heard ${toneHz(last, 16000)} Hz live`);
+    assert.ok(longestQuietMs(last, 16000) < 100, `a ${longestQuietMs(last, 16000)} ms gap in the last 2 s`);
+    await new Promise((r) => setTimeout(r, 3000));
     assert.equal(((await app.request("GET", `/status/${id}`)).body as Json).status, "recording", "an unknown count is not alone");
     meeting.setParticipants(1);
     const done = await waitForSession(app, id, (s) => s.status === "stopped", 60_000);
