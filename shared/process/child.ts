@@ -27,15 +27,14 @@ export interface SpawnChildOptions {
   /** Called with each stderr line, after it is logged (e.g. to parse ffmpeg banners). */
   onStderrLine?: (line: string) => void;
   onStdoutLine?: (line: string) => void;
-  /** Raw stdout, chunk by chunk (binary output: audio), instead of lines. */
-  onStdoutData?: (chunk: Buffer) => void;
   /**
    * The child writes its stdout straight into this socket (a reader in another process), and
    * nothing passes through this one. The caller should close its own handle after the spawn: the
    * child holds a duplicate, and libuv leaves the shared descriptor blocking for the child.
-   * "ignore": the child writes to /dev/null.
+   * "ignore": the child writes to /dev/null; a number: to that file descriptor (the caller closes
+   * its own after the spawn).
    */
-  stdout?: Socket | "ignore";
+  stdout?: Socket | "ignore" | number;
 }
 
 export interface StopOptions {
@@ -99,9 +98,7 @@ export function spawnChild(options: SpawnChildOptions): Child {
   log.debug({ command: options.command, args: options.args }, "child spawned");
 
   const tail: string[] = [];
-  const onData = options.onStdoutData;
-  if (onData && !options.stdout) proc.stdout?.on("data", (chunk: Buffer) => onData(chunk));
-  else if (!options.stdout) pipeLines(proc.stdout, (line) => {
+  if (options.stdout === undefined) pipeLines(proc.stdout, (line) => {
     log.debug({ stream: "stdout" }, line);
     options.onStdoutLine?.(line);
   });

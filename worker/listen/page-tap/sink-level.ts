@@ -1,9 +1,19 @@
 /**
  * How loud the recording's sink is, block by block, for the page tap's cross-check
- * (cross-check.ts): a `parec` of the sink's monitor at 8 kHz mono with 250 ms fragments, so it
- * wakes four times a second and its blocks are a few kilobytes. It runs only while the page tap
- * serves someone.
+ * (cross-check.ts): a `parec` of the sink's monitor at 8 kHz mono, read four times a second. It
+ * runs only while the page tap serves someone.
+ *
+ * PulseAudio hands a record stream every block the sink renders, whatever fragment the stream
+ * asked for: while the sink is paced at 20 ms (../sink-pacer.ts) that is 50 writes a second,
+ * and a pipe read as a stream woke this process as often (~1 % of a core). So parec writes into
+ * a FIFO the worker reads without waiting, on a timer: four wake-ups a second, whatever the
+ * sink's pace; the FIFO's 64 KiB hold 4 s of it.
  */
+import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { closeSync, constants, openSync, readSync, unlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Logger } from "../../../shared/log/logger.ts";
 import { spawnChild, type Child } from "../../../shared/process/child.ts";
 import { killProcessGroup } from "../../../shared/process/group.ts";
@@ -16,7 +26,7 @@ const BLOCK_BYTES = (RATE * 2 * LEVEL_BLOCK_MS) / 1000;
 const KEEP_BLOCKS = 40;
 
 export interface LevelBlock {
-  /** When the block was read (performance.now()). */
+  /** When the block ended, about (performance.now()). */
   at: number;
   /** Its RMS level, dBFS (-Infinity for digital silence). */
   dbfs: number;
@@ -41,35 +51,84 @@ export function rmsDbfs(pcm: Buffer): number {
   return rms > 0 ? 20 * Math.log10(rms) : -Infinity;
 }
 
+/** Both ends of a FIFO, its name already gone: the read end does not block. */
+function fifo(): { read: number; write: number } {
+  const path = join(tmpdir(), `toa-level-${randomUUID()}.fifo`);
+  execFileSync("mkfifo", ["-m", "600", path]);
+  try {
+    const read = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    return { read, write: openSync(path, constants.O_WRONLY) };
+  } finally {
+    unlinkSync(path);
+  }
+}
+
 export function startSinkLevel(options: { pulseEnv: Record<string, string>; source: string; logger: Logger }): SinkLevel {
   const blocks: LevelBlock[] = [];
-  // A copy per block: a chunk's bytes may start at an odd offset of a pooled buffer.
-  let pending: Buffer = Buffer.alloc(0);
-  const child: Child = spawnChild({
-    command: "parec",
-    args: parecArgs({ ...options, format: { sampleRate: RATE, channels: 1 }, fragmentMs: LEVEL_BLOCK_MS, stream: "level", client: "bot-listen-check" }),
-    env: parecEnv(options.pulseEnv),
-    logger: options.logger,
-    name: "parec-level",
-    onStdoutData: (chunk) => {
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      while (pending.length >= BLOCK_BYTES) {
-        blocks.push({ at: performance.now(), dbfs: rmsDbfs(Buffer.from(pending.subarray(0, BLOCK_BYTES))) });
-        pending = pending.subarray(BLOCK_BYTES);
-        if (blocks.length > KEEP_BLOCKS) blocks.shift();
+  const ends = fifo();
+  let child: Child;
+  try {
+    child = spawnChild({
+      command: "parec",
+      args: parecArgs({ ...options, format: { sampleRate: RATE, channels: 1 }, fragmentMs: LEVEL_BLOCK_MS, stream: "level", client: "bot-listen-check" }),
+      env: parecEnv(options.pulseEnv),
+      logger: options.logger,
+      name: "parec-level",
+      stdout: ends.write,
+    });
+  } catch (err) {
+    closeSync(ends.read);
+    throw err;
+  } finally {
+    closeSync(ends.write);
+  }
+  // Whole blocks only; what is left waits for the next read. 4 s of input at most per read.
+  const input = Buffer.alloc(64 * 1024 + BLOCK_BYTES);
+  let held = 0;
+  const drain = () => {
+    for (;;) {
+      let n = 0;
+      try {
+        n = readSync(ends.read, input, held, input.length - held, null);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "EAGAIN") break;
+        throw err;
       }
-    },
-  });
+      if (n === 0) break;
+      held += n;
+      if (held === input.length) break;
+    }
+    const whole = Math.floor(held / BLOCK_BYTES);
+    const now = performance.now();
+    for (let k = 0; k < whole; k++) {
+      blocks.push({ at: now - (whole - 1 - k) * LEVEL_BLOCK_MS, dbfs: rmsDbfs(input.subarray(k * BLOCK_BYTES, (k + 1) * BLOCK_BYTES)) });
+    }
+    if (blocks.length > KEEP_BLOCKS) blocks.splice(0, blocks.length - KEEP_BLOCKS);
+    input.copy(input, 0, whole * BLOCK_BYTES, held);
+    held -= whole * BLOCK_BYTES;
+  };
+  const timer = setInterval(() => {
+    try {
+      drain();
+    } catch (err) {
+      options.logger.debug({ err }, "sink level: read failed");
+    }
+  }, LEVEL_BLOCK_MS);
+  timer.unref();
   const killOnExit = () => killProcessGroup(child.pid);
   process.once("exit", killOnExit);
   void child.exited.then(() => process.removeListener("exit", killOnExit));
+  let closed = false;
   return {
     pid: child.pid,
     blocksWithin(ms, now = performance.now()) {
       return blocks.filter((b) => b.at > now - ms);
     },
     async stop() {
+      clearInterval(timer);
       await child.stop({ signal: "SIGTERM", timeoutMs: 2_000 });
+      if (!closed) closeSync(ends.read);
+      closed = true;
     },
   };
 }
