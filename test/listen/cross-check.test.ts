@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { pageTapMisses } from "../../worker/listen/page-tap/cross-check.ts";
-import { rmsDbfs, type LevelBlock } from "../../worker/listen/page-tap/sink-level.ts";
+import { rmsDbfs, type LevelBlock } from "../../worker/audio/sink-level.ts";
 
 /** Sink blocks of 250 ms ending at `now`, loud (-20 dBFS) where `loud(i)` (i counts back from now). */
 const sink = (now: number, count: number, loud: (i: number) => boolean): LevelBlock[] =>

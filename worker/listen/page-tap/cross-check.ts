@@ -9,7 +9,7 @@
  * to the sink (../taps.ts), as when the page says it plays what its tap cannot read.
  */
 import type { Logger } from "../../../shared/log/logger.ts";
-import { LEVEL_BLOCK_MS, startSinkLevel, type LevelBlock, type SinkLevel } from "./sink-level.ts";
+import { LEVEL_BLOCK_MS, startSinkLevel, type LevelBlock, type SinkLevel } from "../../audio/sink-level.ts";
 
 /** Louder than this is sound, in the sink's blocks (RMS) as in the mix (peak); WebRTC's comfort noise is far below. */
 export const AUDIBLE_DBFS = -50;
@@ -46,7 +46,7 @@ export interface CrossCheckOptions {
 /** Checks the page tap against the sink from now on (it starts serving), until stopped. */
 export function startCrossCheck(options: CrossCheckOptions): CrossCheck {
   const servingSince = performance.now();
-  const level: SinkLevel = startSinkLevel(options);
+  const level: SinkLevel = startSinkLevel({ ...options, stream: "listen-check" });
   const timer = setInterval(() => {
     const now = performance.now();
     if (!pageTapMisses({ now, servingSince, pageAudibleAt: options.pageAudibleAt(), sink: level.blocksWithin(SINK_WINDOW_MS, now) })) return;

@@ -1,7 +1,7 @@
 /**
- * How loud the recording's sink is, block by block, for the page tap's cross-check
- * (cross-check.ts): a `parec` of the sink's monitor at 8 kHz mono, read four times a second. It
- * runs only while the page tap serves someone.
+ * How loud the recording's sink is, block by block: a `parec` of the sink's monitor at 8 kHz
+ * mono, read four times a second. For the page tap's check against the sink while it serves
+ * (../listen/page-tap/cross-check.ts) and the meeting's silence (../session/silence.ts).
  *
  * PulseAudio hands a record stream every block the sink renders, whatever fragment the stream
  * asked for: while the sink is paced at 20 ms (../sink-pacer.ts) that is 50 writes a second,
@@ -14,10 +14,10 @@ import { randomUUID } from "node:crypto";
 import { closeSync, constants, openSync, readSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Logger } from "../../../shared/log/logger.ts";
-import { spawnChild, type Child } from "../../../shared/process/child.ts";
-import { killProcessGroup } from "../../../shared/process/group.ts";
-import { parecArgs, parecEnv } from "../../audio/parec.ts";
+import type { Logger } from "../../shared/log/logger.ts";
+import { spawnChild, type Child } from "../../shared/process/child.ts";
+import { killProcessGroup } from "../../shared/process/group.ts";
+import { parecArgs, parecEnv } from "./parec.ts";
 
 const RATE = 8000;
 export const LEVEL_BLOCK_MS = 250;
@@ -63,17 +63,27 @@ function fifo(): { read: number; write: number } {
   }
 }
 
-export function startSinkLevel(options: { pulseEnv: Record<string, string>; source: string; logger: Logger }): SinkLevel {
+export interface SinkLevelOptions {
+  pulseEnv: Record<string, string>;
+  source: string;
+  logger: Logger;
+  /** The parec's stream name (`pactl list`). */
+  stream: string;
+  /** Each block as it is read. */
+  onBlock?: (block: LevelBlock) => void;
+}
+
+export function startSinkLevel(options: SinkLevelOptions): SinkLevel {
   const blocks: LevelBlock[] = [];
   const ends = fifo();
   let child: Child;
   try {
     child = spawnChild({
       command: "parec",
-      args: parecArgs({ ...options, format: { sampleRate: RATE, channels: 1 }, fragmentMs: LEVEL_BLOCK_MS, stream: "level", client: "bot-listen-check" }),
+      args: parecArgs({ ...options, format: { sampleRate: RATE, channels: 1 }, fragmentMs: LEVEL_BLOCK_MS, client: "bot-level" }),
       env: parecEnv(options.pulseEnv),
       logger: options.logger,
-      name: "parec-level",
+      name: `parec-${options.stream}`,
       stdout: ends.write,
     });
   } catch (err) {
@@ -101,7 +111,9 @@ export function startSinkLevel(options: { pulseEnv: Record<string, string>; sour
     const whole = Math.floor(held / BLOCK_BYTES);
     const now = performance.now();
     for (let k = 0; k < whole; k++) {
-      blocks.push({ at: now - (whole - 1 - k) * LEVEL_BLOCK_MS, dbfs: rmsDbfs(input.subarray(k * BLOCK_BYTES, (k + 1) * BLOCK_BYTES)) });
+      const block = { at: now - (whole - 1 - k) * LEVEL_BLOCK_MS, dbfs: rmsDbfs(input.subarray(k * BLOCK_BYTES, (k + 1) * BLOCK_BYTES)) };
+      blocks.push(block);
+      options.onBlock?.(block);
     }
     if (blocks.length > KEEP_BLOCKS) blocks.splice(0, blocks.length - KEEP_BLOCKS);
     input.copy(input, 0, whole * BLOCK_BYTES, held);
