@@ -1,0 +1,79 @@
+/**
+ * Live listening through the page tap (no microphone) when the bot's processes die under it,
+ * with the real worker: the browser killed outright ends the session `browser_crashed`, and the
+ * listener gets the final status, then 1000 "session ended"; the worker killed outright ends it
+ * `interrupted` with the same close; and none of the session's parecs (the sink pacer, the page
+ * tap's check against the sink) outlives either.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { sessionPaths } from "../../control/bot/paths.ts";
+import { CLOSE, CLOSE_REASON } from "../../shared/listen/protocol.ts";
+import { listProcesses } from "../../shared/process/group.ts";
+import { startBotApp, waitForSession, type BotApp } from "../bot/fixtures/bot-app.ts";
+import { startTeamsFixture, type TeamsFixture } from "../fixture/teams/server.ts";
+import { holdMediaLock } from "../harness/media-lock.ts";
+import { Cleanups } from "../mic/helpers.ts";
+import { openListener, sleep, waitFor, type Json, type Listener } from "./helpers.ts";
+
+// Real Chromium, PulseAudio and ffmpeg: one such file at a time (see media-lock.ts).
+await holdMediaLock();
+
+describe("live listening when the bot's processes die (real worker, sqlite)", { timeout: 600_000, concurrency: false }, () => {
+  const cleanups = new Cleanups();
+  after(() => cleanups.run());
+  let app: BotApp;
+  let fixture: TeamsFixture;
+
+  before(async () => {
+    fixture = await startTeamsFixture();
+    cleanups.context.after(() => fixture.close());
+    app = await startBotApp(cleanups.context, { worker: "real", bot: { MEETING_ALLOWED_HOSTS: fixture.hostPort } });
+  });
+
+  /** A session in the call with a listener hearing it through the page tap, and the session's parecs. */
+  const listening = async (): Promise<{ id: string; listener: Listener; parecs: number[] }> => {
+    const meeting = fixture.createMeeting({ lobby: false, tone: { frequency: 440 } });
+    const join = await app.request("POST", "/join", { body: { meeting_url: meeting.joinUrl } });
+    assert.equal(join.status, 200, join.text);
+    const id = String(((join.body as Json).session as Json).session_id);
+    await waitForSession(app, id, (s) => s.status === "recording", 120_000);
+    const listener = await openListener(app, id, { sample_rate: 16000 }, cleanups.context);
+    await waitFor("1 s of audio", () => listener.frames.length >= 50);
+    const parecs = (await listProcesses()).filter((p) => p.cmdline.startsWith("parec") && p.cmdline.includes(id));
+    const streams = parecs.map((p) => /--stream-name=(\S+)/.exec(p.cmdline)?.[1]).sort();
+    assert.deepEqual(streams, ["listen-check", "pacer"], "the page tap serves: the sink is paced and checked");
+    return { id, listener, parecs: parecs.map((p) => p.pid) };
+  };
+
+  const gone = async (pids: number[]): Promise<void> => {
+    const deadline = Date.now() + 10_000;
+    while ((await listProcesses()).some((p) => pids.includes(p.pid))) {
+      assert.ok(Date.now() < deadline, "a parec of the session outlived it by 10 s");
+      await sleep(100);
+    }
+  };
+
+  test("the browser killed outright: browser_crashed, the final status, then 1000", async () => {
+    const { id, listener, parecs } = await listening();
+    const browser = (await listProcesses()).find((p) => p.cmdline.includes(id) && /chromium/.test(p.cmdline) && p.cmdline.includes("--user-data-dir=") && !p.cmdline.includes("--type="));
+    assert.ok(browser, "the session's browser");
+    process.kill(-browser.pid, "SIGKILL");
+    assert.deepEqual(await listener.closed, { code: CLOSE.normal, reason: CLOSE_REASON.sessionEnded });
+    assert.deepEqual(listener.events.at(-1), { type: "status", status: "error" });
+    const done = await waitForSession(app, id, (s) => s.status === "error", 60_000);
+    assert.equal(done.error_code, "browser_crashed");
+    await gone(parecs);
+  });
+
+  test("the worker killed outright: interrupted, 1000, and its parecs go with it", async () => {
+    const { id, listener, parecs } = await listening();
+    const workDir = sessionPaths(app.recordingsDir, id, "wav").workDir;
+    const worker = (await listProcesses()).find((p) => p.cmdline.includes(`--session-dir=${workDir}`));
+    assert.ok(worker, "the session's worker");
+    process.kill(worker.pid, "SIGKILL");
+    assert.deepEqual(await listener.closed, { code: CLOSE.normal, reason: CLOSE_REASON.sessionEnded });
+    await waitForSession(app, id, (s) => s.status === "interrupted", 60_000);
+    await gone(parecs);
+  });
+});
