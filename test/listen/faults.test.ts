@@ -3,7 +3,7 @@
  * with the real worker: the browser killed outright ends the session `browser_crashed`, and the
  * listener gets the final status, then 1000 "session ended"; the worker killed outright ends it
  * `interrupted` with the same close; and none of the session's parecs (the sink pacer, the page
- * tap's check against the sink) outlives either.
+ * tap's check against the sink) outlives either. So for the recorder's ffmpeg (`audio_failed`).
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -63,6 +63,18 @@ describe("live listening when the bot's processes die (real worker, sqlite)", { 
     assert.deepEqual(listener.events.at(-1), { type: "status", status: "error" });
     const done = await waitForSession(app, id, (s) => s.status === "error", 60_000);
     assert.equal(done.error_code, "browser_crashed");
+    await gone(parecs);
+  });
+
+  test("the recorder's ffmpeg killed outright: audio_failed, the final status, then 1000", async () => {
+    const { id, listener, parecs } = await listening();
+    const ffmpeg = (await listProcesses()).find((p) => p.cmdline.includes(id) && p.cmdline.startsWith("ffmpeg") && p.cmdline.includes("pulse"));
+    assert.ok(ffmpeg, "the session's recorder");
+    process.kill(ffmpeg.pid, "SIGKILL");
+    assert.deepEqual(await listener.closed, { code: CLOSE.normal, reason: CLOSE_REASON.sessionEnded });
+    assert.deepEqual(listener.events.at(-1), { type: "status", status: "error" });
+    const done = await waitForSession(app, id, (s) => s.status === "error", 60_000);
+    assert.equal(done.error_code, "audio_failed");
     await gone(parecs);
   });
 
