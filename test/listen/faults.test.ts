@@ -54,29 +54,24 @@ describe("live listening when the bot's processes die (real worker, sqlite)", { 
     }
   };
 
-  test("the browser killed outright: browser_crashed, the final status, then 1000", async () => {
-    const { id, listener, parecs } = await listening();
-    const browser = (await listProcesses()).find((p) => p.cmdline.includes(id) && /chromium/.test(p.cmdline) && p.cmdline.includes("--user-data-dir=") && !p.cmdline.includes("--type="));
-    assert.ok(browser, "the session's browser");
-    process.kill(-browser.pid, "SIGKILL");
-    assert.deepEqual(await listener.closed, { code: CLOSE.normal, reason: CLOSE_REASON.sessionEnded });
-    assert.deepEqual(listener.events.at(-1), { type: "status", status: "error" });
-    const done = await waitForSession(app, id, (s) => s.status === "error", 60_000);
-    assert.equal(done.error_code, "browser_crashed");
-    await gone(parecs);
-  });
-
-  test("the recorder's ffmpeg killed outright: audio_failed, the final status, then 1000", async () => {
-    const { id, listener, parecs } = await listening();
-    const ffmpeg = (await listProcesses()).find((p) => p.cmdline.includes(id) && p.cmdline.startsWith("ffmpeg") && p.cmdline.includes("pulse"));
-    assert.ok(ffmpeg, "the session's recorder");
-    process.kill(ffmpeg.pid, "SIGKILL");
-    assert.deepEqual(await listener.closed, { code: CLOSE.normal, reason: CLOSE_REASON.sessionEnded });
-    assert.deepEqual(listener.events.at(-1), { type: "status", status: "error" });
-    const done = await waitForSession(app, id, (s) => s.status === "error", 60_000);
-    assert.equal(done.error_code, "audio_failed");
-    await gone(parecs);
-  });
+  const isBrowser = (c: string) => /chromium/.test(c) && c.includes("--user-data-dir=") && !c.includes("--type=");
+  const isRecorder = (c: string) => c.startsWith("ffmpeg") && c.includes("pulse");
+  for (const c of [
+    { what: "the browser", match: isBrowser, group: true, code: "browser_crashed" },
+    { what: "the recorder's ffmpeg", match: isRecorder, group: false, code: "audio_failed" },
+  ]) {
+    test(`${c.what} killed outright: ${c.code}, the final status, then 1000`, async () => {
+      const { id, listener, parecs } = await listening();
+      const victim = (await listProcesses()).find((p) => p.cmdline.includes(id) && c.match(p.cmdline));
+      assert.ok(victim, `the session's ${c.what}`);
+      process.kill(c.group ? -victim.pid : victim.pid, "SIGKILL");
+      assert.deepEqual(await listener.closed, { code: CLOSE.normal, reason: CLOSE_REASON.sessionEnded });
+      assert.deepEqual(listener.events.at(-1), { type: "status", status: "error" });
+      const done = await waitForSession(app, id, (s) => s.status === "error", 60_000);
+      assert.equal(done.error_code, c.code);
+      await gone(parecs);
+    });
+  }
 
   test("the worker killed outright: interrupted, 1000, and its parecs go with it", async () => {
     const { id, listener, parecs } = await listening();
