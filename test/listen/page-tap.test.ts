@@ -53,6 +53,11 @@ const WEB_AUDIO_PAGE = `<body><script>
  */
 const HIDDEN_PAGE = `<body><div><template shadowrootmode="closed"><audio autoplay loop src="data:audio/wav;base64,${toneWav(440, 1).toString("base64")}"></audio></template></div></body>`;
 
+/** The same element in a closed shadow root made by script: the page tap hears it itself. */
+const SCRIPTED_SHADOW_PAGE = `<body><div id="host"></div><script>
+  document.getElementById("host").attachShadow({ mode: "closed" }).innerHTML = '<audio autoplay loop src="data:audio/wav;base64,${toneWav(440, 1).toString("base64")}"></audio>';
+</script></body>`;
+
 /** The WebRTC tone played inside a same-origin frame. */
 const FRAME_PAGE = `<body><iframe srcdoc="${WEBRTC_PAGE.replaceAll('"', "&quot;")}"></iframe></body>`;
 
@@ -239,6 +244,14 @@ describe("page tap (real Chromium and PulseAudio)", { timeout: 180_000 }, () => 
     assert.equal(dominantFrequency(last, 16_000, { minHz: 300, maxHz: 700, stepHz: 5, maxSeconds: 0.5 }), 440);
     const { tapEnd: another } = await socketPair(t, dir);
     assert.equal(tap.open({ sampleRate: 8000, channels: 1 }, another), false, "later listeners go to the sink at once");
+  });
+
+  test("an element autoplaying in a shadow root made by script is heard by the page tap itself", async (t) => {
+    const { reader, uncapturable } = await viaTaps(t, SCRIPTED_SHADOW_PAGE);
+    await untilHeard(reader, 16_000);
+    assert.deepEqual(uncapturable, [], "no fallback: the page tap heard it");
+    const pcm = reader.pcm();
+    assert.equal(dominantFrequency(samples(pcm, Math.max(0, pcm.length - 16_000)), 16_000, { minHz: 300, maxHz: 700, stepHz: 5, maxSeconds: 0.5 }), 440);
   });
 
   test("the check leaves a page tap that hears the page alone, through sound and silence", async (t) => {

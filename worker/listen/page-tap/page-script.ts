@@ -6,9 +6,10 @@
  * is most of the delay of a tap on the recording's sink.
  *
  * What the page plays, as Chromium's output mixes it:
- *   - media elements (audio and video) that are playing, not muted, volume above 0: the enabled
- *     live audio tracks of their `srcObject` (Teams: one WebRTC stream, `mainAudio`), or for a
- *     `src` the element's own capture (`captureStream()`), at the element's volume;
+ *   - media elements (audio and video, in the document or a shadow root made by script) that are
+ *     playing, not muted, volume above 0: the enabled live audio tracks of their `srcObject`
+ *     (Teams: one WebRTC stream, `mainAudio`), or for a `src` the element's own capture
+ *     (`captureStream()`), at the element's volume;
  *   - Web Audio: every node connected to an AudioContext's destination is also connected to a
  *     MediaStreamAudioDestinationNode of that context (only while the tap runs), heard while the
  *     context is running.
@@ -130,8 +131,14 @@ export const PAGE_TAP_SCRIPT = `(() => {
     if (d && d.set) {
       Object.defineProperty(MediaEl.prototype, "srcObject", { configurable: true, enumerable: d.enumerable, get: d.get, set(v) { d.set.call(this, v); try { noteElement(this); } catch {} } });
     }
-    for (const type of ["play", "playing", "pause", "volumechange", "emptied", "ended", "loadstart"]) {
-      document.addEventListener(type, (e) => { if (e.target instanceof MediaEl) noteElement(e.target); }, true);
+    // Media events do not leave a shadow tree: each shadow root made by script is watched too
+    // (one the parser makes from a template is not: cross-check.ts hears what it plays).
+    const onMedia = (e) => { if (e.target instanceof MediaEl) noteElement(e.target); };
+    const watchRoot = (root) => { for (const type of ["play", "playing", "pause", "volumechange", "emptied", "ended", "loadstart"]) root.addEventListener(type, onMedia, true); };
+    watchRoot(document);
+    const origAttachShadow = window.Element && Element.prototype.attachShadow;
+    if (origAttachShadow) {
+      Element.prototype.attachShadow = function () { const root = origAttachShadow.apply(this, arguments); try { watchRoot(root); } catch {} return root; };
     }
   }
 
