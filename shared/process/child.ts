@@ -35,6 +35,8 @@ export interface SpawnChildOptions {
    * its own after the spawn).
    */
   stdout?: Socket | "ignore" | number;
+  /** Kill the child's group should this process exit first (a child that would outlive it). */
+  killOnParentExit?: boolean;
 }
 
 export interface StopOptions {
@@ -117,11 +119,14 @@ export function spawnChild(options: SpawnChildOptions): Child {
   // Writing "q" to a process that has just died must not crash the worker with EPIPE.
   proc.stdin?.on("error", (err) => log.debug({ err }, "stdin error"));
 
+  const killOnExit = () => killProcessGroup(pid);
+  if (options.killOnParentExit) process.once("exit", killOnExit);
   let done = false;
   const exited = new Promise<ChildExit>((resolve) => {
     proc.on("error", (err) => log.warn({ err, spawnError }, "child process error"));
     proc.once("exit", (code, signal) => {
       done = true;
+      process.removeListener("exit", killOnExit);
       log.debug({ code, signal }, "child exited");
       resolve({ code, signal });
     });

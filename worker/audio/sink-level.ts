@@ -16,7 +16,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "../../shared/log/logger.ts";
 import { spawnChild, type Child } from "../../shared/process/child.ts";
-import { killProcessGroup } from "../../shared/process/group.ts";
 import { parecArgs, parecEnv } from "./parec.ts";
 
 const RATE = 8000;
@@ -85,6 +84,7 @@ export function startSinkLevel(options: SinkLevelOptions): SinkLevel {
       logger: options.logger,
       name: `parec-${options.stream}`,
       stdout: ends.write,
+      killOnParentExit: true,
     });
   } catch (err) {
     closeSync(ends.read);
@@ -127,9 +127,6 @@ export function startSinkLevel(options: SinkLevelOptions): SinkLevel {
     }
   }, LEVEL_BLOCK_MS);
   timer.unref();
-  const killOnExit = () => killProcessGroup(child.pid);
-  process.once("exit", killOnExit);
-  void child.exited.then(() => process.removeListener("exit", killOnExit));
   let closed = false;
   return {
     pid: child.pid,

@@ -22,7 +22,6 @@ import type { Logger } from "../../shared/log/logger.ts";
 import type { ListenFormat } from "../../shared/listen/protocol.ts";
 import { benchOverride } from "../../shared/process/bench-override.ts";
 import { spawnChild, type Child, type ChildExit } from "../../shared/process/child.ts";
-import { killProcessGroup } from "../../shared/process/group.ts";
 import { parecArgs, parecEnv } from "../audio/parec.ts";
 
 /**
@@ -91,14 +90,12 @@ export function startCapture(options: CaptureOptions): Capture {
     logger: options.logger,
     name: "parec-listen",
     stdout: options.output,
+    killOnParentExit: true,
   });
   // parec holds its own duplicate; this one is never read (the reader sends nothing after its hello).
   options.output.destroy();
   let expected = false;
-  const killOnExit = () => killProcessGroup(child.pid);
-  process.once("exit", killOnExit);
   const exited = child.exited.then(async (exit) => {
-    process.removeListener("exit", killOnExit);
     // 'exit' may come before the last stderr line is read: the verdict needs that line.
     const readerGone = exit.code === 1 && (await child.finalStderrTail()).some((line) => BROKEN_PIPE.test(line));
     return { ...exit, expected, readerGone };

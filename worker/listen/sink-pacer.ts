@@ -13,7 +13,6 @@
 import type { Logger } from "../../shared/log/logger.ts";
 import { benchOverride } from "../../shared/process/bench-override.ts";
 import { spawnChild, type Child } from "../../shared/process/child.ts";
-import { killProcessGroup } from "../../shared/process/group.ts";
 import { parecArgs, parecEnv } from "../audio/parec.ts";
 
 /**
@@ -62,10 +61,8 @@ export function startSinkPacer(options: { pulseEnv: Record<string, string>; sour
     logger: options.logger,
     name: "parec-pacer",
     stdout: "ignore",
+    killOnParentExit: true,
   });
-  const killOnExit = () => killProcessGroup(child.pid);
-  process.once("exit", killOnExit);
-  void child.exited.then(() => process.removeListener("exit", killOnExit));
   return {
     pid: child.pid,
     fragmentMs,

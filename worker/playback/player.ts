@@ -6,7 +6,6 @@
 import type { Writable } from "node:stream";
 import type { Logger } from "../../shared/log/logger.ts";
 import { spawnChild, type Child, type ChildExit } from "../../shared/process/child.ts";
-import { killProcessGroup } from "../../shared/process/group.ts";
 import { MIC_SINK } from "../audio/pulse.ts";
 
 /**
@@ -101,6 +100,8 @@ export function startPlayer(options: PlayerOptions): Player {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...pulseEnv },
     logger,
     name: "ffmpeg-playback",
+    // The player leads its own group and would outlive a worker that exits without close().
+    killOnParentExit: true,
     stdin: source.kind === "stdin" ? "pipe" : "ignore",
     // "Output #0" is printed once the pulse stream is connected: playback has started.
     onStderrLine: (line) => {
@@ -108,13 +109,7 @@ export function startPlayer(options: PlayerOptions): Player {
     },
   });
   let stopped = false;
-  // The player leads its own group and would outlive a worker that exits without close().
-  const killOnExit = () => killProcessGroup(child.pid);
-  process.once("exit", killOnExit);
-  const ended = child.exited.then((exit) => {
-    process.removeListener("exit", killOnExit);
-    return { exit, stopped };
-  });
+  const ended = child.exited.then((exit) => ({ exit, stopped }));
   const openedOrFailed = Promise.race([
     opened,
     child.exited.then(async (exit) => {

@@ -72,22 +72,28 @@ export function channel(wav: Wav, index: number): Float32Array {
   return out;
 }
 
+/** The 44-byte header of a PCM s16le WAV holding `dataBytes` of samples. */
+export function wavHeader(sampleRate: number, channels: number, dataBytes: number): Buffer {
+  const h = Buffer.alloc(44);
+  h.write("RIFF", 0, "ascii");
+  h.writeUInt32LE(36 + dataBytes, 4);
+  h.write("WAVEfmt ", 8, "ascii");
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20);
+  h.writeUInt16LE(channels, 22);
+  h.writeUInt32LE(sampleRate, 24);
+  h.writeUInt32LE(sampleRate * channels * 2, 28);
+  h.writeUInt16LE(channels * 2, 32);
+  h.writeUInt16LE(16, 34);
+  h.write("data", 36, "ascii");
+  h.writeUInt32LE(dataBytes, 40);
+  return h;
+}
+
 /** A mono s16le WAV of a sine tone (amplitude 0.5) in memory, e.g. for a data: URL. */
 export function toneWav(hz: number, seconds: number, sampleRate = 8000): Buffer {
   const frames = Math.round(seconds * sampleRate);
-  const out = Buffer.alloc(44 + frames * 2);
-  out.write("RIFF", 0);
-  out.writeUInt32LE(36 + frames * 2, 4);
-  out.write("WAVEfmt ", 8);
-  out.writeUInt32LE(16, 16);
-  out.writeUInt16LE(1, 20);
-  out.writeUInt16LE(1, 22);
-  out.writeUInt32LE(sampleRate, 24);
-  out.writeUInt32LE(sampleRate * 2, 28);
-  out.writeUInt16LE(2, 32);
-  out.writeUInt16LE(16, 34);
-  out.write("data", 36);
-  out.writeUInt32LE(frames * 2, 40);
-  for (let i = 0; i < frames; i++) out.writeInt16LE(Math.round(0.5 * 32767 * Math.sin((2 * Math.PI * hz * i) / sampleRate)), 44 + i * 2);
-  return out;
+  const samples = Buffer.alloc(frames * 2);
+  for (let i = 0; i < frames; i++) samples.writeInt16LE(Math.round(0.5 * 32767 * Math.sin((2 * Math.PI * hz * i) / sampleRate)), i * 2);
+  return Buffer.concat([wavHeader(sampleRate, 1, samples.length), samples]);
 }
