@@ -28,7 +28,7 @@ import { REC_MONITOR, startPulse } from "../worker/audio/pulse.ts";
 import { RECORD_FRAGMENT_MS } from "../worker/audio/recorder.ts";
 import { launchBrowser } from "../worker/browser/launch.ts";
 import { parecArgs, parecEnv } from "../worker/audio/parec.ts";
-import { PAGE_TAP_BINDING, PAGE_TAP_GLOBAL } from "../worker/listen/page-tap/page-script.ts";
+import { PAGE_TAP_BINDING, PAGE_TAP_GLOBAL, pageTapSendMs } from "../worker/listen/page-tap/page-script.ts";
 import { PageTap, installPageTap } from "../worker/listen/page-tap/tap.ts";
 import { paceMs, startSinkPacer, type SinkPacer } from "../worker/listen/sink-pacer.ts";
 import { cpuByKind } from "./bot/measure.ts";
@@ -36,6 +36,8 @@ import { cpuByKind } from "./bot/measure.ts";
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const SECONDS = Number(process.env.BENCH_CPU_SECONDS ?? 15);
 if (process.env.BENCH_PACE_MS) process.env.TOAMAISUTAA_LISTEN_PACE_MSEC = process.env.BENCH_PACE_MS;
+if (process.env.BENCH_SEND_MS) process.env.TOAMAISUTAA_LISTEN_SEND_MSEC = process.env.BENCH_SEND_MS;
+const CHROMIUM_ARGS = (process.env.BENCH_CHROMIUM_ARGS ?? "").split(" ").filter(Boolean);
 const MODES = ["recording", "paced", "read", "tap_1", "tap_4"] as const;
 type Mode = (typeof MODES)[number];
 const FORMATS: Record<Mode, ListenFormat[]> = {
@@ -58,7 +60,7 @@ await holdMediaLock();
 const logger = createLogger({ level: process.env.LOG_LEVEL ?? "silent" });
 const dir = await mkdtemp(join(tmpdir(), "bench-listen-parts-"));
 const pulse = await startPulse({ dir, logger, mic: false });
-const browser = await launchBrowser({ dir, pulseEnv: pulse.env, logger, mic: false });
+const browser = await launchBrowser({ dir, pulseEnv: pulse.env, logger, mic: false, extraArgs: CHROMIUM_ARGS });
 const recorder = spawn("parec", parecArgs({ pulseEnv: pulse.env, source: REC_MONITOR, format: { sampleRate: 48_000, channels: 2 }, fragmentMs: RECORD_FRAGMENT_MS, stream: "recorder" }), {
   env: { ...process.env, ...parecEnv(pulse.env) },
   stdio: "ignore",
@@ -132,6 +134,8 @@ try {
       each_further_format: round1((mean("tap_4") - mean("tap_1")) / 3),
     },
     pace_ms: paceMs(),
+    send_ms: pageTapSendMs(),
+    chromium_args: CHROMIUM_ARGS,
     load: loadavg().map((l) => l.toFixed(2)).join(" "),
   }, null, 2));
 } finally {

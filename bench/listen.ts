@@ -40,7 +40,8 @@
  * BENCH_MIC=on|off and BENCH_SOURCE=page|server run only those sessions; BENCH_CPU=0 skips the
  * CPU figures; BENCH_TAP=page|sink picks the tap whatever the mic; BENCH_PACE_MS sets the sink's
  * block while the page tap serves (worker/listen/sink-pacer.ts); BENCH_TAP_MS sets the sink
- * tap's PulseAudio fragment (worker/listen/capture.ts).
+ * tap's PulseAudio fragment (worker/listen/capture.ts); BENCH_SEND_MS the page tap's piece
+ * (worker/listen/page-tap/page-script.ts).
  * Also the `uptime` load: the machine is shared, read figures against it. Asserts nothing.
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
@@ -76,6 +77,8 @@ const STAGES = process.env.BENCH_STAGES === "1";
 if (process.env.BENCH_TAP) process.env.TOAMAISUTAA_LISTEN_TAP = process.env.BENCH_TAP;
 /** BENCH_PACE_MS: the sink's block while the page tap serves (worker/listen/sink-pacer.ts). */
 if (process.env.BENCH_PACE_MS) process.env.TOAMAISUTAA_LISTEN_PACE_MSEC = process.env.BENCH_PACE_MS;
+// The page tap's piece (worker/listen/page-tap/page-script.ts).
+if (process.env.BENCH_SEND_MS) process.env.TOAMAISUTAA_LISTEN_SEND_MSEC = process.env.BENCH_SEND_MS;
 /** BENCH_SOURCE=page|server: only that source of the bursts (default both). */
 const SOURCES: Source[] = process.env.BENCH_SOURCE === "page" ? ["page"] : process.env.BENCH_SOURCE === "server" ? ["server"] : ["page", "server"];
 /** BENCH_LOW_LATENCY=1: the service's LISTEN_LOW_LATENCY (the sink paced while nobody listens too). */

@@ -22,6 +22,8 @@
  * frames of other sites too (their own renderer: the CDP binding is only in the page's). The
  * hooks cost nothing but bookkeeping while nobody listens.
  */
+import { benchOverride } from "../../../shared/process/bench-override.ts";
+
 export const PAGE_TAP_GLOBAL = "__toaListenTap";
 export const PAGE_TAP_BINDING = "__toaListenTapSend";
 export const PAGE_TAP_REPORT_BINDING = "__toaListenTapReport";
@@ -30,16 +32,30 @@ export const PAGE_TAP_REPORT_BINDING = "__toaListenTapReport";
  * (worker/listen/sink-pacer.ts), so each block the browser pulls goes out in one message. A smaller
  * piece waits up to PAGE_TAP_HOLD_MS for the next chunk (a track delivers its block as 10 ms
  * chunks in a row, or one per 10 ms where the output is paced finer).
+ *
+ * Each message costs about the same whatever it holds (CDP across the browser's main process,
+ * Playwright's dispatch and a wake-up of the worker: ~0.5 ms of the worker's CPU alone, for 100 B
+ * as for 10 kB, 50 messages a second, 2026-11-28), so pieces of 40 ms would halve that part:
+ * `BENCH_SEND_MS=40 make bench-listen-parts`, alternating with 20, load 0.3-0.9: sending 9.7 / 9.3
+ * → 4.3 / 5.8 % of a core, the first listener 24.0 / 23.5 → 19.2 / 20.2. But they wait for a second
+ * pull of the browser: `BENCH_MIC=off BENCH_CPU=0 make bench-listen`, alternating, median / p95 ms,
+ * page 105 / 178 and 108 / 128 → 133 / 163 and 122 / 171; media server 94 / 106 and 79 / 89 →
+ * 135 / 227 and 106 / 119. The latency target's margin is worth more than 4 points of a core.
  */
 export const PAGE_TAP_SEND_MS = 20;
 export const PAGE_TAP_HOLD_MS = 12;
 
-export const PAGE_TAP_SCRIPT = `(() => {
+/** PAGE_TAP_SEND_MS unless TOAMAISUTAA_LISTEN_SEND_MSEC says otherwise (`make bench-listen*`: BENCH_SEND_MS). */
+export function pageTapSendMs(env: NodeJS.ProcessEnv = process.env): number {
+  return benchOverride("TOAMAISUTAA_LISTEN_SEND_MSEC", PAGE_TAP_SEND_MS, env);
+}
+
+export const pageTapScript = (sendMs: number = pageTapSendMs()): string => `(() => {
   const G = ${JSON.stringify(PAGE_TAP_GLOBAL)};
   const BINDING = ${JSON.stringify(PAGE_TAP_BINDING)};
   const REPORT = ${JSON.stringify(PAGE_TAP_REPORT_BINDING)};
-  const SEND_MS = ${PAGE_TAP_SEND_MS};
-  const HOLD_MS = ${PAGE_TAP_HOLD_MS};
+  const SEND_MS = ${sendMs};
+  const HOLD_MS = ${Math.max(PAGE_TAP_HOLD_MS, sendMs - 8)};
   if (window[G]) return;
   const isTop = (() => { try { return window === window.top; } catch { return false; } })();
   const send = (msg) => { const f = window[BINDING]; if (typeof f === "function") { try { f(msg); } catch {} } };
