@@ -30,8 +30,9 @@ export const PAGE_TAP_REPORT_BINDING = "__toaListenTapReport";
 /**
  * Audio goes out in pieces of at least this much: the sink's block while someone listens
  * (worker/listen/sink-pacer.ts), so each block the browser pulls goes out in one message. A smaller
- * piece waits up to PAGE_TAP_HOLD_MS for the next chunk (a track delivers its block as 10 ms
- * chunks in a row, or one per 10 ms where the output is paced finer).
+ * piece waits for the next chunk until it is PAGE_TAP_HOLD_SLACK_MS short of a whole piece (12 ms
+ * at 20: a track delivers its block as 10 ms chunks in a row, or one per 10 ms where the output
+ * is paced finer).
  *
  * Each message costs about the same whatever it holds (CDP across the browser's main process,
  * Playwright's dispatch and a wake-up of the worker: ~0.5 ms of the worker's CPU alone, for 100 B
@@ -43,7 +44,7 @@ export const PAGE_TAP_REPORT_BINDING = "__toaListenTapReport";
  * 135 / 227 and 106 / 119. The latency target's margin is worth more than 4 points of a core.
  */
 export const PAGE_TAP_SEND_MS = 20;
-export const PAGE_TAP_HOLD_MS = 12;
+export const PAGE_TAP_HOLD_SLACK_MS = 8;
 
 /** PAGE_TAP_SEND_MS unless TOAMAISUTAA_LISTEN_SEND_MSEC says otherwise (`make bench-listen*`: BENCH_SEND_MS). */
 export function pageTapSendMs(env: NodeJS.ProcessEnv = process.env): number {
@@ -55,7 +56,7 @@ export const pageTapScript = (sendMs: number = pageTapSendMs()): string => `(() 
   const BINDING = ${JSON.stringify(PAGE_TAP_BINDING)};
   const REPORT = ${JSON.stringify(PAGE_TAP_REPORT_BINDING)};
   const SEND_MS = ${sendMs};
-  const HOLD_MS = ${Math.max(PAGE_TAP_HOLD_MS, sendMs - 8)};
+  const HOLD_MS = ${sendMs - PAGE_TAP_HOLD_SLACK_MS};
   if (window[G]) return;
   const isTop = (() => { try { return window === window.top; } catch { return false; } })();
   const send = (msg) => { const f = window[BINDING]; if (typeof f === "function") { try { f(msg); } catch {} } };
