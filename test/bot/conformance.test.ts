@@ -49,6 +49,30 @@ describe("bot API conformance", { timeout: 120_000 }, () => {
     assert.deepEqual((missing.body as { detail: Detail }).detail, [{ loc: ["body", "meeting_url"], msg: "Field required", type: "missing" }]);
   });
 
+  test("refusals outside a JSON body are typed like pydantic too: bounds, literals, text booleans, unknown keys one by one", async (t) => {
+    const app = await startBotApp(t, { bot: { BOT_ACCESS_TOKEN: TOKEN } });
+    const detailOf = async (method: "GET" | "POST", path: string, body?: unknown): Promise<Detail> => {
+      const res = await app.request(method, path, { token: TOKEN, body });
+      assert.equal(res.status, 422, `${method} ${path} ${res.text}`);
+      return (res.body as { detail: Detail }).detail;
+    };
+    const id = "00000000-0000-4000-8000-000000000000";
+    // A query's number arrives as text but is bounded as a number.
+    assert.equal((await detailOf("GET", "/sessions?limit=0"))[0]?.type, "greater_than_equal");
+    assert.equal((await detailOf("GET", "/sessions?limit=1001"))[0]?.type, "less_than_equal");
+    assert.deepEqual(await detailOf("POST", `/audio/${id}/listen`, { sample_rate: 44100 }), [
+      { loc: ["body", "sample_rate"], msg: "Input should be 8000, 16000, 24000 or 48000", type: "literal_error" },
+    ]);
+    assert.equal((await detailOf("POST", `/audio/${id}/listen`, { channels: 3 }))[0]?.type, "literal_error");
+    assert.deepEqual(await detailOf("POST", `/audio/${id}/stop?mute_after=maybe`), [
+      { loc: ["query", "mute_after"], msg: "Input should be a valid boolean, unable to interpret input", type: "bool_parsing" },
+    ]);
+    assert.deepEqual(await detailOf("POST", "/join", { meeting_url: MEETING_URL, automatic_leave: { foo: 1, bar: 2 } }), [
+      { loc: ["body", "automatic_leave", "foo"], msg: "Extra inputs are not permitted", type: "extra_forbidden" },
+      { loc: ["body", "automatic_leave", "bar"], msg: "Extra inputs are not permitted", type: "extra_forbidden" },
+    ]);
+  });
+
   test("meeting_url is echoed as sent (case, meetup-join context) on join, status and list", async (t) => {
     const app = await startBotApp(t);
     for (const sent of [MEETUP, "https://TEAMS.Microsoft.com/meet/42?p=x"]) {
