@@ -58,6 +58,8 @@ function toConfigError(error: z.ZodError, input: RawTree): ConfigError {
     const key = issue.keys[0]!;
     const parentSchema = schemaAt(issue.path);
     const known = parentSchema ? Object.keys(shapeOf(parentSchema) ?? {}) : [];
+    // At the top level a file also holds the plain keys (RECORDING_FORMAT), which live in sections.
+    if (issue.path.length === 0) known.push(...PLAIN_KEYS.server, ...PLAIN_KEYS.bot, ...PLAIN_KEYS.storage);
     const guess = nearest(key, known);
     const full = keyName([...issue.path, key]);
     const hint = guess ? `did you mean ${keyName([...issue.path, guess])}?` : "remove it or check its spelling";

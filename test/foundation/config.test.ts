@@ -123,6 +123,14 @@ describe("configuration errors name the key and what to do", () => {
     assert.equal(e.key, "LocalLogin:MaxFailedAttemps");
     assert.match(e.message, /did you mean LocalLogin:MaxFailedAttempts\?/);
   });
+  it("a typo in a plain key of CONFIG_FILE, with the correction", () => {
+    const dir = mkdtempSync(join(tmpdir(), "toa-cfg-"));
+    const file = join(dir, "c.json");
+    writeFileSync(file, JSON.stringify({ RECORDING_FORMATT: "wav" }));
+    const e = refusal(env({ CONFIG_FILE: file }));
+    assert.equal(e.key, "RECORDING_FORMATT");
+    assert.match(e.message, /did you mean RECORDING_FORMAT\?/);
+  });
   it("a typo in a nested key", () => {
     assert.match(refusal(env({ LocalLogin__RateLimit__PermitLimt: "3" })).message, /LocalLogin:RateLimit:PermitLimit/);
   });
