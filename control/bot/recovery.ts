@@ -24,6 +24,7 @@ import { automaticLeaveOf } from "./session-view.ts";
 import type { SessionRepo } from "./session-repo.ts";
 import { finalizeSession, type FinalizeDeps } from "./supervisor/finalize.ts";
 import { killSessionProcesses } from "./supervisor/orphans.ts";
+import { lastAlive } from "./last-alive.ts";
 
 /** Session ids are UUIDs (recorder-bot.md Session); journals are named `<session_id>.journal`. */
 const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -112,6 +113,13 @@ export async function recoverSessions(deps: FinalizeDeps & { repo: SessionRepo; 
         journalPath: entry.path,
         timelinePath: join(sessionDir, TIMELINE_JOURNAL_NAME),
         cleanup: [sessionDir, `${sessionDir}.work`],
+        // Not the restart's time: an end announced by the takeover stands; one journalled before
+        // the crash happened then; otherwise the session ran until it was last seen alive.
+        endedAt: lost
+          ? (row?.endedAt ?? undefined)
+          : ended && summary.lastStatusAt
+            ? new Date(summary.lastStatusAt)
+            : await lastAlive([entry.path, join(sessionDir, TIMELINE_JOURNAL_NAME), session.record ? summary.recordingPath : null], summary.lastRecordAt, deps.now()),
       }).catch((err: unknown) => log.error({ err, session_id: session.session_id }, "recovery of a session failed; retried at the next start")),
     );
   }

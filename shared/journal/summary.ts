@@ -29,6 +29,10 @@ export interface JournalSummary {
   uploadPending: string | null;
   /** Where the recording was stored, from the last `stored` record. */
   storedLocation: string | null;
+  /** Wall clock of the last `status` record: when a session that ended before a crash ended. */
+  lastStatusAt: string | null;
+  /** The latest wall clock any record holds (the session's `created_at` at least). */
+  lastRecordAt: string | null;
 }
 
 export function summarizeJournal(records: readonly JournalRecord[]): JournalSummary {
@@ -49,8 +53,12 @@ export function summarizeJournal(records: readonly JournalRecord[]): JournalSumm
     trimmed: false,
     uploadPending: null,
     storedLocation: null,
+    lastStatusAt: null,
+    lastRecordAt: null,
   };
   for (const record of records) {
+    const at = record.type === "session" ? record.created_at : record.at;
+    if (summary.lastRecordAt === null || Date.parse(at) > Date.parse(summary.lastRecordAt)) summary.lastRecordAt = at;
     switch (record.type) {
       case "session":
         summary.session = record;
@@ -58,6 +66,7 @@ export function summarizeJournal(records: readonly JournalRecord[]): JournalSumm
         break;
       case "status":
         summary.lastStatus = record.status;
+        summary.lastStatusAt = record.at;
         if (record.end_reason !== undefined) summary.endReason = record.end_reason;
         if (record.error_message !== undefined) summary.errorMessage = record.error_message;
         if (record.error_code !== undefined) summary.errorCode = record.error_code;

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
@@ -21,7 +21,7 @@ import { startReceiver } from "./fixtures/receiver.ts";
 
 type Json = Record<string, unknown>;
 
-async function seedSession(dir: string, id: string, cutAt: "random" | "none"): Promise<string> {
+async function seedSession(dir: string, id: string, cutAt: "random" | "none", when = new Date()): Promise<string> {
   const paths = sessionPaths(dir, id, "wav");
   mkdirSync(paths.sessionDir, { recursive: true });
   // A 3 s tone whose header still says "unknown size", as ffmpeg leaves it when SIGKILLed.
@@ -31,7 +31,7 @@ async function seedSession(dir: string, id: string, cutAt: "random" | "none"): P
   wav.writeUInt32LE(0xffffffff, wav.indexOf("data") + 4);
   writeFileSync(paths.recording, wav);
   const journal = await openJournal(paths.journal, { fsync: false });
-  const at = new Date().toISOString();
+  const at = when.toISOString();
   await journal.append({ type: "session", session_id: id, meeting_url: MEETING_URL, reference: `seed-${id.slice(0, 4)}`, display_name: "Seed", record: true, format: "wav", recording_path: paths.recording, created_at: at });
   await journal.append({ type: "status", status: "joining", previous_status: null, at });
   await journal.append({ type: "recording_started", path: paths.recording, at });
@@ -98,6 +98,51 @@ test("an unfinished journal is recovered: row rebuilt, recording repaired and st
   assert.equal(hook.status, "interrupted");
   assert.equal(hook.previous_status, "recording");
   assert.equal(hook.recording_file, s.recording_file);
+});
+
+test("a recovered session ended when it was last seen alive, not at the restart: its files' times, else its journal's end", { timeout: 120_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "bot-ended-at-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const now = Date.now();
+  const ago = (s: number): Date => new Date(now - s * 1000);
+  // Recording: joined 10 min ago, ffmpeg last wrote 2 min ago (the crash), the worker's last
+  // heartbeat on the journal 2.5 min ago; the service restarts now.
+  const recorded = randomUUID();
+  const journalPath = await seedSession(dir, recorded, "none", ago(600));
+  utimesSync(journalPath, ago(150), ago(150));
+  utimesSync(sessionPaths(dir, recorded, "wav").recording, ago(120), ago(120));
+  // Not recording: only the journal's heartbeat tells (touched 3 min ago).
+  const quiet = randomUUID();
+  const quietPaths = sessionPaths(dir, quiet, "wav");
+  mkdirSync(quietPaths.sessionDir, { recursive: true });
+  let journal = await openJournal(quietPaths.journal, { fsync: false });
+  await journal.append({ type: "session", session_id: quiet, meeting_url: MEETING_URL, reference: null, display_name: "Seed", record: false, format: "wav", recording_path: null, created_at: ago(900).toISOString() });
+  await journal.append({ type: "status", status: "connected", previous_status: "joining", at: ago(890).toISOString() });
+  await journal.close();
+  utimesSync(quietPaths.journal, ago(180), ago(180));
+  // Ended before the crash (only its storage was left): its journalled end stands.
+  const ended = randomUUID();
+  const endedPaths = sessionPaths(dir, ended, "wav");
+  mkdirSync(endedPaths.sessionDir, { recursive: true });
+  journal = await openJournal(endedPaths.journal, { fsync: false });
+  await journal.append({ type: "session", session_id: ended, meeting_url: MEETING_URL, reference: null, display_name: "Seed", record: false, format: "wav", recording_path: null, created_at: ago(700).toISOString() });
+  await journal.append({ type: "status", status: "connected", previous_status: "joining", at: ago(690).toISOString() });
+  await journal.append({ type: "status", status: "stopped", previous_status: "connected", at: ago(400).toISOString(), end_reason: "stopped_by_api" });
+  await journal.close();
+
+  const app = await startBotApp(t, { recordingsDir: dir });
+  const endOf = async (id: string): Promise<Json> => (await app.request("GET", `/status/${id}`)).body as Json;
+  const near = (iso: unknown, expected: Date, label: string) =>
+    assert.ok(Math.abs(Date.parse(String(iso)) - expected.getTime()) < 2_000, `${label}: ended_at ${String(iso)}, expected ${expected.toISOString()}`);
+  const r = await endOf(recorded);
+  assert.equal(r.status, "interrupted");
+  near(r.ended_at, ago(120), "recording");
+  const q = await endOf(quiet);
+  assert.equal(q.status, "interrupted");
+  near(q.ended_at, ago(180), "record false");
+  const e = await endOf(ended);
+  assert.equal(e.status, "stopped");
+  near(e.ended_at, ago(400), "ended before the crash");
 });
 
 test("a crashing worker and a hung worker both end interrupted with their recording", { timeout: 120_000 }, async (t) => {

@@ -23,6 +23,7 @@ import { closeRecording } from "./recording.ts";
 import { watchSilence, type SilenceWatch } from "./silence.ts";
 import { reportAudioGaps, type AudioGapReport } from "./audio-gaps.ts";
 import type { Prepared } from "./warm.ts";
+import { startHeartbeat } from "./heartbeat.ts";
 
 /** After a stop, the Teams page gets this long to notice before we leave regardless. */
 const STOP_GRACE_MS = 15_000;
@@ -88,6 +89,7 @@ export async function runSession(init: InitMessage, channel: Channel, logger: Lo
     if (prepared && prepared.workDir !== init.workDir) await rm(prepared.workDir, { recursive: true, force: true }).catch(() => undefined);
     return 1;
   }
+  const heartbeat = startHeartbeat(init.journalPath);
   // Live listeners (issue #18): the recording's audio and the session's events, whatever `record`
   // and MIC_PLAYBACK_ENABLED say.
   const listen = createListen({ workDir: init.workDir, pulseEnv: media.pulse.env, source: media.pulse.recMonitor, mic: init.mic.enabled, lowLatency: init.listenLowLatency ?? false, logger, status: () => reporter.status });
@@ -99,6 +101,7 @@ export async function runSession(init: InitMessage, channel: Channel, logger: Lo
     // Normally already done; after an unexpected throw it keeps children from outliving us.
     await listen.close();
     await media.close();
+    heartbeat.stop();
     await journal.close().catch(() => undefined);
     await rm(init.workDir, { recursive: true, force: true, maxRetries: 3 }).catch((err: unknown) => logger.warn({ err }, "could not remove the work dir"));
     if (prepared && prepared.workDir !== init.workDir) await rm(prepared.workDir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
