@@ -40,7 +40,7 @@ export function mountRoute<BS extends z.ZodType | undefined = undefined, QS exte
   spec: RouteSpec<BS, QS>,
 ): void {
   const { path, family, before = [], handler, body, query, ...doc } = spec;
-  target.registry.add({ ...doc, path: `${target.prefix}${path}` || "/", body, query });
+  target.registry.add({ ...doc, family, path: `${target.prefix}${path}` || "/", body, query });
   const run = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
       const parsedBody = body ? parseInput(body, req.body, "body", family) : undefined;

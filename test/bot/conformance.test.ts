@@ -136,6 +136,26 @@ describe("bot API conformance", { timeout: 120_000 }, () => {
     }
   });
 
+  test("/openapi.json says what the routes do: optional bodies, the upload's file part, every refusal's body, Retry-After", async (t) => {
+    const app = await startBotApp(t);
+    type Op = { requestBody?: { required: boolean; content: Record<string, { schema: { properties?: Record<string, Json>; required?: string[] } }> }; responses: Record<string, Json> };
+    const doc = (await app.request("GET", "/openapi.json")).body as { paths: Record<string, Record<string, Op>>; components: { schemas: Record<string, Json> } };
+    const op = (path: string, method = "post"): Op => doc.paths[path]![method]!;
+    assert.equal(op("/audio/{session_id}/listen").requestBody?.required, false, "listen's body is optional");
+    assert.equal(op("/join").requestBody?.required, true);
+    const form = op("/audio/{session_id}/play/upload").requestBody!.content["multipart/form-data"]!.schema;
+    assert.equal(form.properties?.file?.format, "binary", JSON.stringify(form));
+    assert.ok(form.required?.includes("file"));
+    assert.deepEqual([form.properties?.volume?.minimum, form.properties?.volume?.maximum], [0, 2]);
+    const ref = (path: string, status: number, method = "post") => ((op(path, method).responses[status]!.content as Record<string, { schema: { $ref: string } }>)["application/json"]!.schema.$ref);
+    assert.equal(ref("/join", 422), "#/components/schemas/ValidationError");
+    assert.equal(ref("/join", 503), "#/components/schemas/Detail");
+    assert.ok((op("/join").responses[503]!.headers as Json)["Retry-After"], "503 declares Retry-After");
+    assert.equal(ref("/status/{session_id}", 404, "get"), "#/components/schemas/Detail");
+    assert.ok(doc.components.schemas.ValidationError && doc.components.schemas.Detail);
+    assert.match(String(op("/audio/{session_id}/play").responses[404]!.description), /MEDIA_DIR/);
+  });
+
   test("closing the stream of a session no longer in the call answers 409 {detail}, like every audio request", async (t) => {
     const app = await startBotApp(t, { bot: { MIC_PLAYBACK_ENABLED: true } });
     const join = await app.request("POST", "/join", { body: { meeting_url: MEETING_URL } });

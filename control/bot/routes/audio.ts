@@ -27,6 +27,8 @@ const playBody = z.object({
   unmute: z.boolean().default(true),
 });
 const uploadForm = z.object({ unmute: textBool.default(true), volume: z.coerce.number().pipe(volumeSchema).default(1) });
+/** The form as /docs shows it: the file part (read by multer, not by uploadForm) and typed fields. */
+const uploadFormDoc = z.object({ [UPLOAD_FIELD]: z.file(), unmute: z.boolean().default(true), volume: volumeSchema.default(1) });
 const stopQuery = z.object({ mute_after: textBool.default(false) });
 /** Containers are detected from the bytes (Rule 3); naming one is accepted as a hint only. */
 const CONTAINER_FORMATS = ["auto", "mp3", "ogg", "wav", "webm"] as const;
@@ -59,7 +61,13 @@ export function audioRoutes(deps: BotRouteDeps): void {
     security: "botToken",
     before: [auth],
     body: playBody,
-    responses: { 200: { description: "playing", schema: playingSchema }, 400: { description: "path outside MEDIA_DIR, or not audio" }, ...refusals, 422: { description: "invalid body" } },
+    responses: {
+      200: { description: "playing", schema: playingSchema },
+      400: { description: "path outside MEDIA_DIR, or not audio" },
+      ...refusals,
+      404: { description: "unknown session, or no such file in MEDIA_DIR" },
+      422: { description: "invalid body" },
+    },
     handler: async ({ params, body, res }) => {
       const id = params.session_id ?? "";
       const runner = await audioSession(deps, id);
@@ -77,6 +85,7 @@ export function audioRoutes(deps: BotRouteDeps): void {
     security: "botToken",
     before: [auth, uploadMiddleware(deps)],
     body: uploadForm,
+    bodyDoc: uploadFormDoc,
     bodyContentType: "multipart/form-data",
     responses: { 200: { description: "playing", schema: playingSchema }, 400: { description: "not audio" }, ...refusals, 413: { description: "larger than MAX_UPLOAD_MB" }, 422: { description: "no file" } },
     handler: async ({ params, body, req, res }) => {
