@@ -99,6 +99,8 @@ describe("passkeys in Chromium (sqlite)", () => {
     const claims = decodePayload(signedIn.access_token);
     assert.deepEqual(claims.amr, ["pwd", "hwk", "mfa"]);
     assert.equal(claims.toa_2fa_source, "passkey");
+    // Never given recovery codes (they come with TOTP): nothing is running low.
+    assert.equal(signedIn.recovery_codes_running_low, null);
     assert.ok(Math.abs(Number(claims.toa_2fa_at) - Math.floor(app.clock.now().getTime() / 1000)) <= 60, "toa_2fa_at is now");
     const stored = await app.db.passkey.findUniqueOrThrow({ where: { id: registered.id } });
     assert.ok(stored.lastUsedAt, "use recorded");

@@ -50,8 +50,13 @@ export async function redeemRecoveryCode(tx: Pick<Tx, "recoveryCode">, userId: s
   return count === 1;
 }
 
-/** `recovery_codes_running_low`: `true` at 3 or fewer unused codes, else `null` (never `false`). */
+/**
+ * `recovery_codes_running_low`: `true` at 3 or fewer unused codes, else `null` (never `false`).
+ * A user who was never given codes (a passkey is their only second factor) is not running low:
+ * new codes need a TOTP code, so the flag would ask for something they cannot do.
+ */
 export async function recoveryCodesRunningLow(db: Pick<Tx, "recoveryCode">, userId: string): Promise<true | null> {
   const left = await db.recoveryCode.count({ where: { userId, usedAt: null } });
-  return left <= RUNNING_LOW_AT ? true : null;
+  if (left > RUNNING_LOW_AT) return null;
+  return left > 0 || (await db.recoveryCode.count({ where: { userId } })) > 0 ? true : null;
 }
