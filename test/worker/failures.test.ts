@@ -9,6 +9,7 @@ import { startTeamsFixture, type TeamsFixture } from "../fixture/teams/server.ts
 import { finishedAndClean, startWorker } from "./harness.ts";
 import { survivorsMentioning } from "../helpers/audio/leftovers.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
+import { listProcesses } from "../../shared/process/group.ts";
 
 // Real Chromium, PulseAudio and ffmpeg: one such file at a time (see media-lock.ts).
 await holdMediaLock();
@@ -68,6 +69,27 @@ test("Chromium crashes in the call → error naming the browser; the recording i
   const { finished, code, survivors } = await finishedAndClean(run);
   assert.equal(finished.status, "error");
   assert.match(finished.errorMessage ?? "", /browser \(Chromium\) crashed/);
+  assert.ok((finished.recordingBytes ?? 0) > 0);
+  assert.equal(code, 0);
+  assert.deepEqual(survivors, []);
+});
+
+test("the page's renderer dies in the call → error naming the page at once, not a hang; the recording is kept", TIMEOUT, async (t) => {
+  const meeting = fixture.createMeeting({ lobby: false });
+  const run = await startWorker(t, { meetingUrl: meeting.joinUrl });
+  const ready = await run.waitFor("ready");
+  await run.waitFor("status", (m) => m.status === "recording");
+  await new Promise((r) => setTimeout(r, 1_000));
+  const renderers = (await listProcesses()).filter((p) => p.pgid === ready.pids.chromium && p.cmdline.includes("--type=renderer"));
+  assert.ok(renderers.length > 0, "the page's renderer found");
+  const killedAt = Date.now();
+  for (const r of renderers) process.kill(r.pid, "SIGKILL");
+  const { finished, code, survivors } = await finishedAndClean(run);
+  assert.equal(finished.status, "error");
+  assert.equal(finished.errorCode, "browser_crashed");
+  assert.match(finished.errorMessage ?? "", /page crashed/);
+  // Noticed at its exit, not after the page was found unknown (30 s) or never.
+  assert.ok(Date.parse(finished.at) - killedAt < 20_000, `finished ${finished.at}, killed ${new Date(killedAt).toISOString()}`);
   assert.ok((finished.recordingBytes ?? 0) > 0);
   assert.equal(code, 0);
   assert.deepEqual(survivors, []);

@@ -129,6 +129,11 @@ export async function startMedia(options: MediaOptions): Promise<Media> {
     void browser.closed.then(({ expected }) => {
       if (!expected && !closing) resolve({ code: "browser_crashed", message: "The browser (Chromium) crashed during the session." });
     });
+    // The tab alone can die (its renderer process killed or out of memory) with the browser still
+    // up: the meeting is gone with it, and nothing on the dead page will ever answer.
+    browser.page.once("crash", () => {
+      if (!closing) resolve({ code: "browser_crashed", message: "The meeting's page crashed (Chromium's renderer process died) during the session." });
+    });
     void recorder?.exited.then((exit) => {
       if (!exit.expected && !closing && recorder.stderrTail().some((l) => /No space left on device/i.test(l))) {
         diskFull = true;

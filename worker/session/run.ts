@@ -31,6 +31,11 @@ const STOP_GRACE_MS = 15_000;
 const LEAVE_TIMEOUT_MS = 10_000;
 /** Evidence of a failed session is taken before leaving; a page that does not answer is skipped. */
 const EVIDENCE_TIMEOUT_MS = 15_000;
+/**
+ * Each step of the way out after the recording is closed. A dead page (its renderer crashed) or a
+ * hung browser never answers, and a step waiting on it would keep the session running forever.
+ */
+const CLOSING_STEP_TIMEOUT_MS = 10_000;
 
 /**
  * One meeting, start to finish: media up, `ready`, the Teams drive, then the way out in the order
@@ -197,10 +202,13 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
     await within(leaveMeeting(media.browser.page, logger), LEAVE_TIMEOUT_MS);
   }
   const recording = await closeRecording({ init, media, admittedAt: run.admittedAt, journal, logger });
+  const closing = async (step: string, work: Promise<unknown>): Promise<void> => {
+    if ((await within(work.then(() => true), CLOSING_STEP_TIMEOUT_MS)) !== true) logger.warn({ step }, "a closing step did not finish in time; going on");
+  };
   // The tap reads PulseAudio: it stops first; listeners stay attached for the final status.
-  await listen.stopAudio();
-  await observation.finish(recording?.firstSampleAt ?? null);
-  await observation.flushed();
+  await closing("listen", listen.stopAudio());
+  await closing("timeline", observation.finish(recording?.firstSampleAt ?? null));
+  await closing("timeline flush", observation.flushed());
   await media.close();
   // ffmpeg said ENOSPC, or another part (Chromium's profile) failed on a disk that is full now.
   const diskFull = outcome.status === "error" && (media.diskFull || (await diskIsFull(dirname(init.recordingPath))));

@@ -19,6 +19,7 @@ import { AUDIBLE_AMPLITUDE } from "./cross-check.ts";
 import { TapMixer } from "./mixer.ts";
 import { PAGE_TAP_BINDING, PAGE_TAP_GLOBAL, PAGE_TAP_REPORT_BINDING, pageTapScript } from "./page-script.ts";
 import { Resampler } from "./resampler.ts";
+import { within } from "../../../shared/timeout.ts";
 
 /**
  * When the page plays nothing (no audible source, all muted) no audio comes from it, but a
@@ -31,6 +32,8 @@ const SILENCE_AFTER_MS = 300;
 const SILENCE_CHECK_MS = 40;
 /** One message holds a piece of 20 ms or so: 1 s of 48 kHz stereo in base64 is far above it. */
 const MAX_MESSAGE_CHARS = 300_000;
+/** How long the way out waits on the page: a dead or hung one is not waited for. */
+const IN_PAGE_TIMEOUT_MS = 2_000;
 
 interface Output {
   format: ListenFormat;
@@ -173,7 +176,7 @@ export class PageTap {
     if (this.#outputs.size > 0) this.#idle();
     this.#outputs.clear();
     await this.#stopInPage();
-    await this.#cdp?.detach().catch(() => undefined);
+    await within(this.#cdp?.detach().catch(() => undefined) ?? Promise.resolve(), IN_PAGE_TIMEOUT_MS);
     this.#cdp = null;
   }
 
@@ -221,7 +224,9 @@ export class PageTap {
 
   async #stopInPage(): Promise<void> {
     if (this.#page.isClosed()) return;
-    await this.#page.evaluate((g) => (window as unknown as Record<string, { stop(): void } | undefined>)[g]?.stop(), PAGE_TAP_GLOBAL).catch(() => undefined);
+    // A page whose renderer died (or hangs) never answers, and Playwright waits on it: bounded.
+    const stopping = this.#page.evaluate((g) => (window as unknown as Record<string, { stop(): void } | undefined>)[g]?.stop(), PAGE_TAP_GLOBAL);
+    await within(stopping.catch(() => undefined), IN_PAGE_TIMEOUT_MS);
   }
 
   #fail(why: string): void {
