@@ -78,6 +78,18 @@ describe("light meetings join", () => {
     });
   }
 
+  test("a page that renders German anyway (the browser asked for English): its dialog, lobby and Leave are known", TIMEOUT, async (t) => {
+    const { meeting, page, outcome, steps, logger, ends } = await join(t, { language: "de" });
+    assert.equal(meeting.state().language, "de");
+    assert.equal(outcome.kind, "lobby", `${JSON.stringify(outcome)}\n${steps.join("\n")}`);
+    assert.ok(steps.some((s) => s.startsWith("modal_dismissed")), steps.join("\n"));
+    const wait = waitForAdmission(page, { timeoutMs: 30_000, logger, ends });
+    meeting.admit();
+    assert.equal(await wait, "admitted");
+    await leaveMeeting(page, logger);
+    assert.equal(meeting.state().phase, "left");
+  });
+
   test("a lightExperience=false detour: the join restarts and still reaches the lobby", TIMEOUT, async (t) => {
     const { outcome, steps } = await join(t, { heavyDetours: 1 });
     assert.equal(outcome.kind, "lobby", JSON.stringify(outcome));

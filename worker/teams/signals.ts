@@ -95,6 +95,8 @@ export const SCREEN_SIGNALS: Record<ScreenName, Signal[]> = {
     { css: '[data-tid="calling-toolbar"]' },
     { css: "#callingButtons-showMoreBtn" },
     { css: 'button[aria-label="Leave"]' },
+    // 2026 facts: the German light meeting's Leave.
+    { css: 'button[aria-label="Verlassen"], button[aria-label="Auflegen"]' },
   ],
   // §7's other call-view elements. A pre-join or lobby page may carry some of them too, so they
   // count only when no lobby, dialog, pre-join or launcher signal fires (lowest precedence).
@@ -120,11 +122,16 @@ export const SCREEN_SIGNALS: Record<ScreenName, Signal[]> = {
     {
       text:
         "someone will let you in (soon|shortly|when the meeting starts)|someone in the meeting should let you in soon|" +
-        `waiting to be admitted|waiting for someone to let you in|your request to join has been sent|you${APOS}re in the lobby`,
+        `waiting to be admitted|waiting for someone to let you in|your request to join has been sent|you${APOS}re in the lobby|` +
+        // 2026 facts: the German light lobby.
+        "du wirst gleich hereingebeten|du befindest dich im wartebereich",
     },
   ],
   modal: [
     { button: "continue without audio or video" },
+    // 2026 facts: the light page follows the browser's locale; the browser is pinned to English,
+    // but a page that renders German anyway must not stop the join at its dialog.
+    { button: "ohne audio oder video fortfahren" },
     { text: "select allow to let microsoft teams use your mic and camera" },
     // 2026 facts: the dialog after "Join now", known by its question when its button reads otherwise.
     { css: '[role="dialog"], [role="alertdialog"], dialog[open]', text: `are you sure you don${APOS}t want (to use )?audio or video` },
@@ -236,6 +243,7 @@ export const ACTION_SELECTORS = {
   modalContinue: [
     'button:has-text("Continue without audio or video")',
     'role=button[name="Continue without audio or video"]',
+    'button:has-text("Ohne Audio oder Video fortfahren")',
     // The same dialog with a shorter button ("Continue", "Continue without"), inside the dialog only.
     '[role="dialog"] button:has-text("Continue")',
     '[role="alertdialog"] button:has-text("Continue")',
@@ -245,7 +253,15 @@ export const ACTION_SELECTORS = {
   mic: ['[data-tid="toggle-mute"]', 'button[aria-label="Mute mic"]'],
   join: ['[data-tid="prejoin-join-button"]', 'button:has-text("Join now")', 'role=button[name="Join now"]'],
   lobbyCancel: ['[data-tid="prejoin-cancel-button"]'],
-  hangup: ["#hangup-button", 'button[data-tid="hangup-main-btn"]', 'button[data-tid="call-end"]', '[data-inp="hangup-button"]', 'button[aria-label="Leave"]'],
+  hangup: [
+    "#hangup-button",
+    'button[data-tid="hangup-main-btn"]',
+    'button[data-tid="call-end"]',
+    '[data-inp="hangup-button"]',
+    'button[aria-label="Leave"]',
+    'button[aria-label="Verlassen"]',
+    'button[aria-label="Auflegen"]',
+  ],
   micButton: ["#microphone-button", '[data-tid="microphone-button"]', 'button[aria-label^="Unmute"]', 'button[aria-label^="Mute"]'],
   more: ["#callingButtons-showMoreBtn", 'button[aria-label="More"]', 'button[aria-label="More actions"]'],
   roster: ["#roster-button", 'button[aria-label="People"]', 'button[aria-label^="Show participants"]'],
