@@ -145,6 +145,32 @@ test("a recovered session ended when it was last seen alive, not at the restart:
   near(e.ended_at, ago(400), "ended before the crash");
 });
 
+test("a session that crashed before it got into the call stores no file: the lobby's audio goes with its folder", { timeout: 120_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "bot-lobby-crash-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const receiver = await startReceiver();
+  t.after(() => receiver.close());
+  const id = randomUUID();
+  const paths = sessionPaths(dir, id, "wav");
+  mkdirSync(paths.sessionDir, { recursive: true });
+  execFileSync("ffmpeg", ["-loglevel", "error", "-f", "lavfi", "-i", "anullsrc=r=48000:cl=stereo", "-t", "3", "-c:a", "pcm_s16le", "-y", paths.recording]);
+  const journal = await openJournal(paths.journal, { fsync: false });
+  const at = new Date().toISOString();
+  await journal.append({ type: "session", session_id: id, meeting_url: MEETING_URL, reference: null, display_name: "Seed", record: true, format: "wav", recording_path: paths.recording, created_at: at });
+  await journal.append({ type: "status", status: "joining", previous_status: null, at });
+  await journal.append({ type: "recording_started", path: paths.recording, at });
+  await journal.append({ type: "status", status: "lobby", previous_status: "joining", at });
+  await journal.close();
+  const app = await startBotApp(t, { recordingsDir: dir, bot: { WEBHOOK_URL: receiver.url } });
+  const s = (await app.request("GET", `/status/${id}`)).body as Json;
+  assert.equal(s.status, "interrupted");
+  assert.equal(s.recording_file, null);
+  assert.equal(s.joined_at, null);
+  const hook = await receiver.waitFor((e) => e.session_id === id && e.event === "finished");
+  assert.equal(hook.recording_file, null);
+  await waitForSession(app, id, () => !existsSync(paths.sessionDir), 10_000);
+});
+
 test("a crashing worker and a hung worker both end interrupted with their recording", { timeout: 120_000 }, async (t) => {
   const app = await startBotApp(t);
   const crash = await app.request("POST", "/join", { body: { meeting_url: MEETING_URL, display_name: "fake:crash" } });

@@ -99,11 +99,20 @@ export async function finalizeSession(deps: FinalizeDeps, o: Outcome): Promise<v
   // A recording that could not be stored stays where it is, for an operator to rescue.
   let keepFiles = false;
   try {
-    await noteFinalStatus({ ...o, errorCode }, note, await summaryOf(o.journalPath), deps.now());
-    const present = o.recordingPath !== null && (await sizeOf(o.recordingPath)) !== null;
+    const summary = await summaryOf(o.journalPath);
+    await noteFinalStatus({ ...o, errorCode }, note, summary, deps.now());
+    // A session that never got into the call stores no file (README, Decisions). The worker drops
+    // it on its own way out; after a crash in the lobby ffmpeg's lobby audio is still here, and it
+    // goes with the session's folder.
+    // Neither the journal nor the row knows of an admission (an unreadable one keeps the file).
+    const row = await deps.repo.find(o.sessionId).catch(() => undefined);
+    const neverInCall = summary !== null && summary.admittedOffsetSec === null && summary.inCallAt === null && row !== undefined && !row?.joinedAt;
+    if (neverInCall && o.recordingPath && !recordingFile) log.info("never in the call: the lobby's audio is not stored");
+    const recordingPath = neverInCall ? null : o.recordingPath;
+    const present = recordingPath !== null && (await sizeOf(recordingPath)) !== null;
     // The local store may have moved the file just before a crash: its retry finds it in place.
-    const movedLocally = o.recordingPath !== null && !present && !!o.pendingFileName && deps.store.kind === "local";
-    if (!recordingFile && o.recordingPath && (present || movedLocally)) {
+    const movedLocally = recordingPath !== null && !present && !!o.pendingFileName && deps.store.kind === "local";
+    if (!recordingFile && recordingPath && o.recordingPath && (present || movedLocally)) {
       if (o.needsRepair && present) {
         try {
           const repaired = await repairRecording(o.recordingPath, o.format);
