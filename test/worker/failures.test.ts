@@ -95,6 +95,28 @@ test("the page's renderer dies in the call → error naming the page at once, no
   assert.deepEqual(survivors, []);
 });
 
+test("Chromium's audio service dies in the call → error audio_failed at once, not hours of silence", TIMEOUT, async (t) => {
+  const meeting = fixture.createMeeting({ lobby: false });
+  const run = await startWorker(t, { meetingUrl: meeting.joinUrl });
+  const ready = await run.waitFor("ready");
+  await run.waitFor("status", (m) => m.status === "recording");
+  const service = async () => (await listProcesses()).filter((p) => p.pgid === ready.pids.chromium && p.cmdline.includes("audio.mojom.AudioService"));
+  for (let i = 0; i < 50 && (await service()).length === 0; i++) await new Promise((r) => setTimeout(r, 200));
+  await new Promise((r) => setTimeout(r, 1_500));
+  const services = await service();
+  assert.ok(services.length > 0, "the audio service found");
+  const killedAt = Date.now();
+  for (const p of services) process.kill(p.pid, "SIGKILL");
+  const { finished, code, survivors } = await finishedAndClean(run);
+  assert.equal(finished.status, "error");
+  assert.equal(finished.errorCode, "audio_failed");
+  assert.match(finished.errorMessage ?? "", /audio service died/);
+  assert.ok(Date.parse(finished.at) - killedAt < 20_000, `finished ${finished.at}, killed ${new Date(killedAt).toISOString()}`);
+  assert.ok((finished.recordingBytes ?? 0) > 0);
+  assert.equal(code, 0);
+  assert.deepEqual(survivors, []);
+});
+
 test("ffmpeg dies in the call → error naming the recorder", TIMEOUT, async (t) => {
   const meeting = fixture.createMeeting({ lobby: false });
   const run = await startWorker(t, { meetingUrl: meeting.joinUrl });

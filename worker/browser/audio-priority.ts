@@ -45,7 +45,11 @@ export interface AudioPriority {
  * browser thread, child and service thread every second (the first version) cost each bot about
  * 0.3 % of a core in its worker (V8 CPU profile of a recording worker, 40 s: 210 ms in readFile).
  */
-export function keepAudioServicePriority(browserPid: number, logger: Logger, options: { realtime?: boolean } = {}): AudioPriority {
+export function keepAudioServicePriority(
+  browserPid: number,
+  logger: Logger,
+  options: { realtime?: boolean; /** A service found earlier is gone (it crashed or was killed). */ onServiceGone?: () => void } = {},
+): AudioPriority {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let boosted = 0;
@@ -69,8 +73,9 @@ export function keepAudioServicePriority(browserPid: number, logger: Logger, opt
   };
   const poll = (): void => {
     try {
-      services = services.filter(isAudioService);
-      if (services.length === 0) services = audioServicePids(browserPid);
+      const alive = services.filter(isAudioService);
+      if (alive.length < services.length) options.onServiceGone?.();
+      services = alive.length > 0 ? alive : audioServicePids(browserPid);
       for (const pid of services) {
         for (const tid of threadIds(pid)) {
           makeRealtime(pid, tid);

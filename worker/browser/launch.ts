@@ -109,6 +109,11 @@ export interface BrowserHandle {
    */
   readonly closed: Promise<{ expected: boolean }>;
   /**
+   * Calls `listener` when Chromium's audio service dies while the browser runs (the meeting's
+   * audio stops reaching PulseAudio for good); returns the unsubscribe.
+   */
+  onAudioServiceGone(listener: () => void): () => void;
+  /**
    * PSS summed over every process of this browser, in bytes. Not while recording: reading
    * smaps_rollup holds each process's mmap lock and stalled Chromium's audio for 100-300 ms.
    */
@@ -211,7 +216,15 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserHand
   const log = logger.child({ browser_pid: pid });
   log.debug({ launchMs: Math.round(launchMs), mic }, "chromium launched");
 
-  const audioPriority = keepAudioServicePriority(pid, log);
+  // Chromium restarts a dead audio service, but the page's WebRTC playout does not come back with
+  // it (measured: re-attaching the media elements gives a new stream of silence): the session is told.
+  const audioServiceGone = new Set<() => void>();
+  const audioPriority = keepAudioServicePriority(pid, log, {
+    onServiceGone: () => {
+      log.warn("chromium's audio service went away");
+      for (const listener of audioServiceGone) listener();
+    },
+  });
 
   let closeRequested = false;
   const closed = new Promise<{ expected: boolean }>((resolve) => {
@@ -249,6 +262,10 @@ export async function launchBrowser(options: LaunchOptions): Promise<BrowserHand
     userDataDir,
     launchMs,
     closed,
+    onAudioServiceGone(listener) {
+      audioServiceGone.add(listener);
+      return () => void audioServiceGone.delete(listener);
+    },
     pss: async () => pssBytes((await chromiumProcesses(pid, markers)).map((p) => p.pid)),
     close,
   };

@@ -36,6 +36,8 @@ const EVIDENCE_TIMEOUT_MS = 15_000;
  * hung browser never answers, and a step waiting on it would keep the session running forever.
  */
 const CLOSING_STEP_TIMEOUT_MS = 10_000;
+const AUDIO_SERVICE_DIED =
+  "Chromium's audio service died during the call: the meeting's audio no longer reached the recording, which holds it up to then.";
 
 /**
  * One meeting, start to finish: media up, `ready`, the Teams drive, then the way out in the order
@@ -164,10 +166,17 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
 
   // #13: gaps count from the admission until the bot starts to leave (leaving stops the audio).
   let gapReport: AudioGapReport | null = null;
+  let unwatchAudioService: (() => void) | null = null;
   const onAdmitted = (admittedAt: number) => {
     observation.admitted(Date.now() - (performance.now() - admittedAt));
     void drawing.pause();
     gapReport ??= reportAudioGaps({ gaps: media.pulse.gaps, send: (m) => channel.send(m), logger });
+    // In the call the audio service always has the meeting to play, so its death is not an idle
+    // exit: the recording hears nothing from then on (Chromium does not bring the playout back).
+    unwatchAudioService ??= media.browser.onAudioServiceGone(() => {
+      evidence.steps.step("media_failed", { signal: "audio_failed", detail: AUDIO_SERVICE_DIED });
+      abort({ kind: "error", message: AUDIO_SERVICE_DIED, code: "audio_failed" });
+    });
     if (rules.silenceMs === null) return;
     silence = watchSilence({
       pulseEnv: media.pulse.env,
@@ -181,6 +190,7 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
   const run = await driveWithGrace({ init, page, reporter, logger, stop, rules, ends, steps: evidence.steps, onAdmitted, recordingOpenedAt: media.recordingOpenedAt });
   (silence as SilenceWatch | null)?.stop();
   (gapReport as AudioGapReport | null)?.stop();
+  (unwatchAudioService as (() => void) | null)?.();
   ends.dispose();
   // Before leaving: the page emptied by the leave is not everyone leaving the meeting.
   await observation.stop();
