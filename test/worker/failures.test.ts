@@ -117,6 +117,24 @@ test("Chromium's audio service dies in the call → error audio_failed at once, 
   assert.deepEqual(survivors, []);
 });
 
+test("Chromium freezes in the call (SIGSTOP) → error naming the browser once it stopped answering, nothing left behind", { timeout: 240_000 }, async (t) => {
+  const meeting = fixture.createMeeting({ lobby: false });
+  const run = await startWorker(t, { meetingUrl: meeting.joinUrl });
+  const ready = await run.waitFor("ready");
+  await run.waitFor("status", (m) => m.status === "recording");
+  await new Promise((r) => setTimeout(r, 1_000));
+  const browserPid = ready.pids.chromium ?? 0;
+  process.kill(browserPid, "SIGSTOP");
+  t.after(() => void (() => { try { process.kill(browserPid, "SIGCONT"); } catch { /* gone */ } })());
+  const { finished, code, survivors } = await finishedAndClean(run);
+  assert.equal(finished.status, "error");
+  assert.equal(finished.errorCode, "browser_crashed");
+  assert.match(finished.errorMessage ?? "", /stopped responding/);
+  assert.ok((finished.recordingBytes ?? 0) > 0);
+  assert.equal(code, 0);
+  assert.deepEqual(survivors, []);
+});
+
 test("ffmpeg dies in the call → error naming the recorder", TIMEOUT, async (t) => {
   const meeting = fixture.createMeeting({ lobby: false });
   const run = await startWorker(t, { meetingUrl: meeting.joinUrl });

@@ -24,6 +24,7 @@ import { watchSilence, type SilenceWatch } from "./silence.ts";
 import { reportAudioGaps, type AudioGapReport } from "./audio-gaps.ts";
 import type { Prepared } from "./warm.ts";
 import { startHeartbeat } from "./heartbeat.ts";
+import { UNRESPONSIVE_AFTER_MS, watchResponsive } from "../browser/responsive.ts";
 
 /** After a stop, the Teams page gets this long to notice before we leave regardless. */
 const STOP_GRACE_MS = 15_000;
@@ -36,6 +37,7 @@ const EVIDENCE_TIMEOUT_MS = 15_000;
  * hung browser never answers, and a step waiting on it would keep the session running forever.
  */
 const CLOSING_STEP_TIMEOUT_MS = 10_000;
+const BROWSER_UNRESPONSIVE = `The browser (Chromium) stopped responding for ${UNRESPONSIVE_AFTER_MS / 1000} s during the call: the recording holds the meeting up to then.`;
 const AUDIO_SERVICE_DIED =
   "Chromium's audio service died during the call: the meeting's audio no longer reached the recording, which holds it up to then.";
 
@@ -167,6 +169,7 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
   // #13: gaps count from the admission until the bot starts to leave (leaving stops the audio).
   let gapReport: AudioGapReport | null = null;
   let unwatchAudioService: (() => void) | null = null;
+  let responsive: { stop(): void } | null = null;
   const onAdmitted = (admittedAt: number) => {
     observation.admitted(Date.now() - (performance.now() - admittedAt));
     void drawing.pause();
@@ -176,6 +179,11 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
     unwatchAudioService ??= media.browser.onAudioServiceGone(() => {
       evidence.steps.step("media_failed", { signal: "audio_failed", detail: AUDIO_SERVICE_DIED });
       abort({ kind: "error", message: AUDIO_SERVICE_DIED, code: "audio_failed" });
+    });
+    responsive ??= watchResponsive(page, () => {
+      logger.error({ after_ms: UNRESPONSIVE_AFTER_MS }, "chromium stopped answering");
+      evidence.steps.step("media_failed", { signal: "browser_crashed", detail: BROWSER_UNRESPONSIVE });
+      abort({ kind: "error", message: BROWSER_UNRESPONSIVE, code: "browser_crashed" });
     });
     if (rules.silenceMs === null) return;
     silence = watchSilence({
@@ -187,34 +195,41 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
       onSilence: () => abort({ kind: "silence" }),
     });
   };
+  const closing = async (step: string, work: Promise<unknown>): Promise<void> => {
+    const done = work.then(
+      () => true,
+      (err: unknown) => (logger.warn({ err, step }, "a closing step failed; going on"), true),
+    );
+    if ((await within(done, CLOSING_STEP_TIMEOUT_MS)) !== true) logger.warn({ step }, "a closing step did not finish in time; going on");
+  };
   const run = await driveWithGrace({ init, page, reporter, logger, stop, rules, ends, steps: evidence.steps, onAdmitted, recordingOpenedAt: media.recordingOpenedAt });
   (silence as SilenceWatch | null)?.stop();
   (gapReport as AudioGapReport | null)?.stop();
   (unwatchAudioService as (() => void) | null)?.();
+  (responsive as { stop(): void } | null)?.stop();
   ends.dispose();
   // Before leaving: the page emptied by the leave is not everyone leaving the meeting.
-  await observation.stop();
+  await closing("observer", observation.stop());
   // The playback ffmpegs and the ingest socket go before the call is left.
-  await playback?.close();
+  await closing("playback", playback?.close() ?? Promise.resolve());
+  // A dead or frozen page answers nothing: no drawing, screenshot or click is waited for.
+  const pageGone = browserFailed(stop.signal);
   // The last screenshots and the leave's clicks see a drawing page.
-  await within(drawing.resume(), EVIDENCE_TIMEOUT_MS);
+  if (!pageGone) await within(drawing.resume(), EVIDENCE_TIMEOUT_MS);
   let outcome: Outcome = run.outcome;
   // A crashed browser or ffmpeg shows up in the page as a generic failure: name the real cause.
   if (stop.signal.aborted && isStopCause(stop.signal.reason) && stop.signal.reason.kind === "error") {
     outcome = stopOutcome(stop.signal.reason);
   }
   // #16: what the page showed when it failed, before the bot leaves it.
-  if (outcome.status === "error" || outcome.status === "not_admitted") {
+  if ((outcome.status === "error" || outcome.status === "not_admitted") && !pageGone) {
     await within(evidence.captureFailure(page), EVIDENCE_TIMEOUT_MS);
   }
 
-  if (run.reached !== "nothing" && !media.browser.page.isClosed()) {
+  if (run.reached !== "nothing" && !media.browser.page.isClosed() && !pageGone) {
     await within(leaveMeeting(media.browser.page, logger), LEAVE_TIMEOUT_MS);
   }
   const recording = await closeRecording({ init, media, admittedAt: run.admittedAt, journal, logger });
-  const closing = async (step: string, work: Promise<unknown>): Promise<void> => {
-    if ((await within(work.then(() => true), CLOSING_STEP_TIMEOUT_MS)) !== true) logger.warn({ step }, "a closing step did not finish in time; going on");
-  };
   // The tap reads PulseAudio: it stops first; listeners stay attached for the final status.
   await closing("listen", listen.stopAudio());
   await closing("timeline", observation.finish(recording?.firstSampleAt ?? null));
@@ -255,6 +270,11 @@ async function diskIsFull(dir: string): Promise<boolean> {
   }
 }
 
+/** The stop was the browser's own failure (crashed, its page crashed, or it stopped answering). */
+function browserFailed(signal: AbortSignal): boolean {
+  return signal.aborted && isStopCause(signal.reason) && signal.reason.kind === "error" && signal.reason.code === "browser_crashed";
+}
+
 /** The drive, bounded after a stop: a page stuck in a Playwright call must not keep us in. */
 async function driveWithGrace(options: Omit<DriveOptions, "progress">): Promise<MeetingRun> {
   const { logger, stop } = options;
@@ -263,7 +283,8 @@ async function driveWithGrace(options: Omit<DriveOptions, "progress">): Promise<
   const stopped = new Promise<void>((resolve) => (stop.signal.aborted ? resolve() : stop.signal.addEventListener("abort", () => resolve(), { once: true })));
   // Only a drive still running STOP_GRACE_MS after the stop is cut short (and said so).
   const afterStop = stopped.then(async () => {
-    const run = await within(drive, STOP_GRACE_MS);
+    // A failed browser will not let the page react: no grace to wait out.
+    const run = await within(drive, browserFailed(stop.signal) ? 0 : STOP_GRACE_MS);
     if (run) return run;
     logger.warn("the Teams page did not react to the stop in time; leaving anyway");
     return { ...progress, outcome: stopOutcome(stop.signal.reason as StopCause) };
