@@ -7,6 +7,7 @@ import { after, before, test } from "node:test";
 import { startTeamsFixture, type TeamsFixture } from "../fixture/teams/server.ts";
 import { finishedAndClean, startWorker } from "./harness.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
+import { readWav } from "../helpers/audio/wav.ts";
 
 // Real Chromium, PulseAudio and ffmpeg: one such file at a time (see media-lock.ts).
 await holdMediaLock();
@@ -87,6 +88,23 @@ test("removed from the call → stopped/removed with the recording kept", TIMEOU
   assert.equal(finished.endReason, "removed");
   assert.equal(finished.recordingPath, run.init.recordingPath);
   assert.ok((finished.recordingBytes ?? 0) > 100_000, `bytes ${finished.recordingBytes}`);
+  assert.deepEqual(survivors, []);
+});
+
+test("removed with only the WebSocket telling (the call still on screen): the file ends at the removal, not after the leave's clicks", TIMEOUT, async (t) => {
+  const meeting = fixture.createMeeting({ lobby: false });
+  const run = await startWorker(t, { meetingUrl: meeting.joinUrl });
+  await run.waitFor("status", (m) => m.status === "recording");
+  const inCallAt = Date.now();
+  await new Promise((r) => setTimeout(r, 2_000));
+  meeting.remove({ screen: false });
+  const removedAt = Date.now();
+  const { finished, survivors } = await finishedAndClean(run);
+  assert.equal(finished.endReason, "removed");
+  const wav = await readWav(String(finished.recordingPath));
+  // Admission to removal, with the detection's second or so; the leave's timeout (10 s) would show.
+  const inCall = (removedAt - inCallAt) / 1000;
+  assert.ok(wav.durationSec < inCall + 2.5, `file ${wav.durationSec} s for ${inCall} s in the call`);
   assert.deepEqual(survivors, []);
 });
 

@@ -226,10 +226,15 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
     await within(evidence.captureFailure(page), EVIDENCE_TIMEOUT_MS);
   }
 
+  // Removed or ended: the call is over already, and what the leave's clicks take (up to
+  // LEAVE_TIMEOUT_MS when the page still shows the call) is not the meeting's: the file ends first.
+  const callOver = outcome.endReason === "removed" || outcome.endReason === "meeting_ended";
+  const close = () => closeRecording({ init, media, admittedAt: run.admittedAt, journal, logger });
+  const closedFirst = callOver ? await close() : undefined;
   if (run.reached !== "nothing" && !media.browser.page.isClosed() && !pageGone) {
     await within(leaveMeeting(media.browser.page, logger), LEAVE_TIMEOUT_MS);
   }
-  const recording = await closeRecording({ init, media, admittedAt: run.admittedAt, journal, logger });
+  const recording = callOver ? closedFirst : await close();
   // The tap reads PulseAudio: it stops first; listeners stay attached for the final status.
   await closing("listen", listen.stopAudio());
   await closing("timeline", observation.finish(recording?.firstSampleAt ?? null));
