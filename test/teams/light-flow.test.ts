@@ -96,6 +96,16 @@ describe("light meetings join", () => {
     assert.ok(steps.some((s) => s.startsWith("light_experience_off")), steps.join("\n"));
   });
 
+  test("sent to the full client after every restart: a clear error at once, not the unknown page's 30 s", TIMEOUT, async (t) => {
+    const started = performance.now();
+    const { outcome, steps } = await join(t, { heavyDetours: 3 });
+    assert.equal(outcome.kind, "error", JSON.stringify(outcome));
+    assert.equal((outcome as { code?: string }).code, "unexpected_page");
+    assert.match((outcome as { message?: string }).message ?? "", /full client \(lightExperience=false\) 3 times/);
+    assert.equal(steps.filter((s) => s.startsWith("light_experience_off")).length, 2, steps.join("\n"));
+    assert.ok(performance.now() - started < 25_000, `took ${Math.round(performance.now() - started)} ms`);
+  });
+
   test("call: call-end is the call view; leaving presses it", TIMEOUT, async (t) => {
     const { meeting, page, logger } = await admitted(t);
     assert.equal(meeting.state().phase, "in_call");

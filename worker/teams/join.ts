@@ -129,6 +129,16 @@ async function walkJoin(page: Page, opts: JoinOptions, navigation: NavigationWat
       lastLauncherClick = 0;
       continue;
     }
+    if (!outcome && LIGHT_EXPERIENCE_OFF.test(probe.url) && !LIGHT_EXPERIENCE_OFF.test(link)) {
+      // Sent to the full client again after every restart: no guest join there, and waiting out
+      // the unknown page's timeout would only hide why.
+      steps?.step("unexpected_page", { screen, signal: "url:lightExperience=false" });
+      return {
+        kind: "error",
+        code: "unexpected_page",
+        message: `Teams sent the bot to its full client (lightExperience=false) ${restarts + 1} times; a guest can join only in the light web experience. Try again later.`,
+      };
+    }
     if (screen === "modal") {
       const clicked = await clickFirst(page, ACTION_SELECTORS.modalContinue);
       if (clicked) {
