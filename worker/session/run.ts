@@ -24,7 +24,7 @@ import { watchSilence, type SilenceWatch } from "./silence.ts";
 import { reportAudioGaps, type AudioGapReport } from "./audio-gaps.ts";
 import type { Prepared } from "./warm.ts";
 import { startHeartbeat } from "./heartbeat.ts";
-import { UNRESPONSIVE_AFTER_MS, watchResponsive } from "../browser/responsive.ts";
+import { watchBrowserHealth } from "./browser-health.ts";
 
 /** After a stop, the Teams page gets this long to notice before we leave regardless. */
 const STOP_GRACE_MS = 15_000;
@@ -37,9 +37,6 @@ const EVIDENCE_TIMEOUT_MS = 15_000;
  * hung browser never answers, and a step waiting on it would keep the session running forever.
  */
 const CLOSING_STEP_TIMEOUT_MS = 10_000;
-const BROWSER_UNRESPONSIVE = `The browser (Chromium) stopped responding for ${UNRESPONSIVE_AFTER_MS / 1000} s during the call: the recording holds the meeting up to then.`;
-const AUDIO_SERVICE_DIED =
-  "Chromium's audio service died during the call: the meeting's audio no longer reached the recording, which holds it up to then.";
 
 /**
  * One meeting, start to finish: media up, `ready`, the Teams drive, then the way out in the order
@@ -168,23 +165,12 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
 
   // #13: gaps count from the admission until the bot starts to leave (leaving stops the audio).
   let gapReport: AudioGapReport | null = null;
-  let unwatchAudioService: (() => void) | null = null;
-  let responsive: { stop(): void } | null = null;
+  let health: { stop(): void } | null = null;
   const onAdmitted = (admittedAt: number) => {
     observation.admitted(Date.now() - (performance.now() - admittedAt));
     void drawing.pause();
     gapReport ??= reportAudioGaps({ gaps: media.pulse.gaps, send: (m) => channel.send(m), logger });
-    // In the call the audio service always has the meeting to play, so its death is not an idle
-    // exit: the recording hears nothing from then on (Chromium does not bring the playout back).
-    unwatchAudioService ??= media.browser.onAudioServiceGone(() => {
-      evidence.steps.step("media_failed", { signal: "audio_failed", detail: AUDIO_SERVICE_DIED });
-      abort({ kind: "error", message: AUDIO_SERVICE_DIED, code: "audio_failed" });
-    });
-    responsive ??= watchResponsive(page, () => {
-      logger.error({ after_ms: UNRESPONSIVE_AFTER_MS }, "chromium stopped answering");
-      evidence.steps.step("media_failed", { signal: "browser_crashed", detail: BROWSER_UNRESPONSIVE });
-      abort({ kind: "error", message: BROWSER_UNRESPONSIVE, code: "browser_crashed" });
-    });
+    health ??= watchBrowserHealth({ browser: media.browser, page, logger, steps: evidence.steps, abort });
     if (rules.silenceMs === null) return;
     silence = watchSilence({
       pulseEnv: media.pulse.env,
@@ -205,8 +191,7 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
   const run = await driveWithGrace({ init, page, reporter, logger, stop, rules, ends, steps: evidence.steps, onAdmitted, recordingOpenedAt: media.recordingOpenedAt });
   (silence as SilenceWatch | null)?.stop();
   (gapReport as AudioGapReport | null)?.stop();
-  (unwatchAudioService as (() => void) | null)?.();
-  (responsive as { stop(): void } | null)?.stop();
+  (health as { stop(): void } | null)?.stop();
   ends.dispose();
   // Before leaving: the page emptied by the leave is not everyone leaving the meeting.
   await closing("observer", observation.stop());
