@@ -4,9 +4,9 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { after, before, test, type TestContext } from "node:test";
 import { startTeamsFixture, type TeamsFixture } from "../fixture/teams/server.ts";
-import { finishedAndClean, startWorker } from "./harness.ts";
+import { finishedAndClean, startWorker, type WorkerRun } from "./harness.ts";
 import { survivorsMentioning } from "../helpers/audio/leftovers.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
 import { listProcesses } from "../../shared/process/group.ts";
@@ -59,80 +59,73 @@ test("stop while in the lobby → stopped/stopped_by_api, no recording", TIMEOUT
   assert.equal(meeting.state().phase, "left");
 });
 
-test("Chromium crashes in the call → error naming the browser; the recording is kept", TIMEOUT, async (t) => {
+/** A worker recording the fixture's meeting, a second into the call. */
+async function inCall(t: TestContext) {
   const meeting = fixture.createMeeting({ lobby: false });
   const run = await startWorker(t, { meetingUrl: meeting.joinUrl });
   const ready = await run.waitFor("ready");
   await run.waitFor("status", (m) => m.status === "recording");
   await new Promise((r) => setTimeout(r, 1_000));
-  process.kill(-(ready.pids.chromium ?? 0), "SIGKILL");
+  return { run, browserPid: ready.pids.chromium ?? 0 };
+}
+
+/** Chromium's processes of one kind (`--type=renderer`, the audio service). */
+const chromiumChildren = async (browserPid: number, marker: string) => (await listProcesses()).filter((p) => p.pgid === browserPid && p.cmdline.includes(marker));
+
+/** The session ended in `error` with this code and message, its recording kept, nothing left running. */
+async function failedCleanly(run: WorkerRun, expected: { code: string; message: RegExp; faultAt?: number }): Promise<void> {
   const { finished, code, survivors } = await finishedAndClean(run);
   assert.equal(finished.status, "error");
-  assert.match(finished.errorMessage ?? "", /browser \(Chromium\) crashed/);
+  assert.equal(finished.errorCode, expected.code);
+  assert.match(finished.errorMessage ?? "", expected.message);
+  // Noticed at the fault, not after the page was found unknown (30 s) or never.
+  if (expected.faultAt) assert.ok(Date.parse(finished.at) - expected.faultAt < 20_000, `finished ${finished.at}, fault ${new Date(expected.faultAt).toISOString()}`);
   assert.ok((finished.recordingBytes ?? 0) > 0);
   assert.equal(code, 0);
   assert.deepEqual(survivors, []);
+}
+
+test("Chromium crashes in the call → error naming the browser; the recording is kept", TIMEOUT, async (t) => {
+  const { run, browserPid } = await inCall(t);
+  process.kill(-browserPid, "SIGKILL");
+  await failedCleanly(run, { code: "browser_crashed", message: /browser \(Chromium\) crashed/ });
 });
 
 test("the page's renderer dies in the call → error naming the page at once, not a hang; the recording is kept", TIMEOUT, async (t) => {
-  const meeting = fixture.createMeeting({ lobby: false });
-  const run = await startWorker(t, { meetingUrl: meeting.joinUrl });
-  const ready = await run.waitFor("ready");
-  await run.waitFor("status", (m) => m.status === "recording");
-  await new Promise((r) => setTimeout(r, 1_000));
-  const renderers = (await listProcesses()).filter((p) => p.pgid === ready.pids.chromium && p.cmdline.includes("--type=renderer"));
+  const { run, browserPid } = await inCall(t);
+  const renderers = await chromiumChildren(browserPid, "--type=renderer");
   assert.ok(renderers.length > 0, "the page's renderer found");
-  const killedAt = Date.now();
+  const faultAt = Date.now();
   for (const r of renderers) process.kill(r.pid, "SIGKILL");
-  const { finished, code, survivors } = await finishedAndClean(run);
-  assert.equal(finished.status, "error");
-  assert.equal(finished.errorCode, "browser_crashed");
-  assert.match(finished.errorMessage ?? "", /page crashed/);
-  // Noticed at its exit, not after the page was found unknown (30 s) or never.
-  assert.ok(Date.parse(finished.at) - killedAt < 20_000, `finished ${finished.at}, killed ${new Date(killedAt).toISOString()}`);
-  assert.ok((finished.recordingBytes ?? 0) > 0);
-  assert.equal(code, 0);
-  assert.deepEqual(survivors, []);
+  await failedCleanly(run, { code: "browser_crashed", message: /page crashed/, faultAt });
 });
 
 test("Chromium's audio service dies in the call → error audio_failed at once, not hours of silence", TIMEOUT, async (t) => {
-  const meeting = fixture.createMeeting({ lobby: false });
-  const run = await startWorker(t, { meetingUrl: meeting.joinUrl });
-  const ready = await run.waitFor("ready");
-  await run.waitFor("status", (m) => m.status === "recording");
-  const service = async () => (await listProcesses()).filter((p) => p.pgid === ready.pids.chromium && p.cmdline.includes("audio.mojom.AudioService"));
-  for (let i = 0; i < 50 && (await service()).length === 0; i++) await new Promise((r) => setTimeout(r, 200));
-  await new Promise((r) => setTimeout(r, 1_500));
-  const services = await service();
+  const { run, browserPid } = await inCall(t);
+  let services = await chromiumChildren(browserPid, "audio.mojom.AudioService");
+  for (let i = 0; i < 50 && services.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    services = await chromiumChildren(browserPid, "audio.mojom.AudioService");
+  }
   assert.ok(services.length > 0, "the audio service found");
-  const killedAt = Date.now();
+  // Past the priority poll that first finds it (every second).
+  await new Promise((r) => setTimeout(r, 1_500));
+  const faultAt = Date.now();
   for (const p of services) process.kill(p.pid, "SIGKILL");
-  const { finished, code, survivors } = await finishedAndClean(run);
-  assert.equal(finished.status, "error");
-  assert.equal(finished.errorCode, "audio_failed");
-  assert.match(finished.errorMessage ?? "", /audio service died/);
-  assert.ok(Date.parse(finished.at) - killedAt < 20_000, `finished ${finished.at}, killed ${new Date(killedAt).toISOString()}`);
-  assert.ok((finished.recordingBytes ?? 0) > 0);
-  assert.equal(code, 0);
-  assert.deepEqual(survivors, []);
+  await failedCleanly(run, { code: "audio_failed", message: /audio service died/, faultAt });
 });
 
 test("Chromium freezes in the call (SIGSTOP) → error naming the browser once it stopped answering, nothing left behind", { timeout: 240_000 }, async (t) => {
-  const meeting = fixture.createMeeting({ lobby: false });
-  const run = await startWorker(t, { meetingUrl: meeting.joinUrl });
-  const ready = await run.waitFor("ready");
-  await run.waitFor("status", (m) => m.status === "recording");
-  await new Promise((r) => setTimeout(r, 1_000));
-  const browserPid = ready.pids.chromium ?? 0;
+  const { run, browserPid } = await inCall(t);
   process.kill(browserPid, "SIGSTOP");
-  t.after(() => void (() => { try { process.kill(browserPid, "SIGCONT"); } catch { /* gone */ } })());
-  const { finished, code, survivors } = await finishedAndClean(run);
-  assert.equal(finished.status, "error");
-  assert.equal(finished.errorCode, "browser_crashed");
-  assert.match(finished.errorMessage ?? "", /stopped responding/);
-  assert.ok((finished.recordingBytes ?? 0) > 0);
-  assert.equal(code, 0);
-  assert.deepEqual(survivors, []);
+  t.after(() => {
+    try {
+      process.kill(browserPid, "SIGCONT");
+    } catch {
+      // Killed by the worker's way out, as it should be.
+    }
+  });
+  await failedCleanly(run, { code: "browser_crashed", message: /stopped responding/ });
 });
 
 test("ffmpeg dies in the call → error naming the recorder", TIMEOUT, async (t) => {
