@@ -112,18 +112,18 @@ export async function finalizeSession(deps: FinalizeDeps, o: Outcome): Promise<v
     const present = recordingPath !== null && (await sizeOf(recordingPath)) !== null;
     // The local store may have moved the file just before a crash: its retry finds it in place.
     const movedLocally = recordingPath !== null && !present && !!o.pendingFileName && deps.store.kind === "local";
-    if (!recordingFile && recordingPath && o.recordingPath && (present || movedLocally)) {
+    if (!recordingFile && recordingPath && (present || movedLocally)) {
       if (o.needsRepair && present) {
         try {
-          const repaired = await repairRecording(o.recordingPath, o.format);
-          await note({ type: "recording_repaired", path: o.recordingPath, bytes: repaired.bytes, duration_sec: repaired.durationSec, at: deps.now().toISOString() });
+          const repaired = await repairRecording(recordingPath, o.format);
+          await note({ type: "recording_repaired", path: recordingPath, bytes: repaired.bytes, duration_sec: repaired.durationSec, at: deps.now().toISOString() });
           log.info({ bytes: repaired.bytes, duration_sec: repaired.durationSec, repaired: repaired.repaired }, "recording repaired");
         } catch (err) {
           log.warn({ err }, "recording could not be repaired; storing it as it is");
         }
       }
       if (present) await trimFromJournal(o, note, log);
-      recordingBytes = await sizeOf(o.recordingPath);
+      recordingBytes = await sizeOf(recordingPath);
       const contentType = o.format === "flac" ? "audio/flac" : "audio/wav";
       const fileName = o.pendingFileName ?? recordingFileName(o.sessionId, o.startedAt, contentType);
       baseName = fileName;
@@ -131,7 +131,7 @@ export async function finalizeSession(deps: FinalizeDeps, o: Outcome): Promise<v
       try {
         const stored = await uploadWithRetry(
           deps.store,
-          { localPath: o.recordingPath, sessionId: o.sessionId, reference: o.reference, fileName, contentType },
+          { localPath: recordingPath, sessionId: o.sessionId, reference: o.reference, fileName, contentType },
           { logger: deps.logger, signal: deps.signal, ...deps.retry },
         );
         recordingFile = stored.location;
@@ -139,20 +139,20 @@ export async function finalizeSession(deps: FinalizeDeps, o: Outcome): Promise<v
         const noted = await note({ type: "stored", location: stored.location, at: deps.now().toISOString() });
         // Without `stored` in the journal a crash would find no upload confirmed and no file:
         // the local copy stays (and the folder with it) rather than leave the journal wrong.
-        if (stored.deleteLocal && noted) await deleteLocalCopy(o.recordingPath, log);
+        if (stored.deleteLocal && noted) await deleteLocalCopy(recordingPath, log);
         else if (stored.deleteLocal) {
           keepFiles = true;
-          log.warn({ recording_path: o.recordingPath }, "upload confirmed but not journalled; the local copy is kept");
+          log.warn({ recording_path: recordingPath }, "upload confirmed but not journalled; the local copy is kept");
         }
       } catch (err) {
         if (err instanceof StorageError && err.code === "aborted") throw err;
         const message = err instanceof Error ? err.message : String(err);
-        log.error({ err, recording_path: o.recordingPath }, "recording could not be stored; the local copy is kept");
+        log.error({ err, recording_path: recordingPath }, "recording could not be stored; the local copy is kept");
         keepFiles = true;
         status = "error";
         endReason = "error";
         errorCode = storageErrorCode(err);
-        errorMessage = `The recording could not be stored: ${message}. It is kept at ${o.recordingPath}.`;
+        errorMessage = `The recording could not be stored: ${message}. It is kept at ${recordingPath}.`;
       }
     }
     if (o.timelinePath && deps.timelineCacheDir) {
