@@ -131,8 +131,11 @@ export async function startMedia(options: MediaOptions): Promise<Media> {
     });
     // The tab alone can die (its renderer process killed or out of memory) with the browser still
     // up: the meeting is gone with it, and nothing on the dead page will ever answer.
+    // A dying browser takes its page along: the browser's own exit, seen a moment later, names it.
     browser.page.once("crash", () => {
-      if (!closing) resolve({ code: "browser_crashed", message: "The meeting's page crashed (Chromium's renderer process died) during the session." });
+      setTimeout(() => {
+        if (!closing) resolve({ code: "browser_crashed", message: "The meeting's page crashed (Chromium's renderer process died) during the session." });
+      }, 1_000).unref();
     });
     void recorder?.exited.then((exit) => {
       if (!exit.expected && !closing && recorder.stderrTail().some((l) => /No space left on device/i.test(l))) {
