@@ -4,18 +4,21 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { classify, probePage } from "../../worker/teams/index.ts";
+import { createLogger } from "../../shared/log/logger.ts";
+import { classify, leaveMeeting, probePage, waitForAdmission } from "../../worker/teams/index.ts";
 import { clickFirst } from "../../worker/teams/page-actions.ts";
 import { ACTION_SELECTORS } from "../../worker/teams/signals.ts";
 import { staticPages } from "./harness.ts";
 
 const STYLE = "<style>button,[role=button]{display:inline-block;min-width:40px;min-height:20px}</style>";
 const pages = staticPages();
+const logger = createLogger({ level: process.env.LOG_LEVEL ?? "silent" });
 
 const SCREENS: [string, string, string][] = [
   ["call view: call-end only", '<button data-tid="call-end" aria-label="Leave (Ctrl+Shift+H)">Leave</button>', "in_call"],
   ["lobby: a disabled Join now with no name field", '<p>Bitte warten</p><button data-tid="prejoin-join-button" disabled>Join now</button>', "lobby"],
   ["pre-join: a name field beside a disabled Join now", '<input data-tid="prejoin-display-name-input"><button data-tid="prejoin-join-button" disabled>Join now</button>', "prejoin"],
+  ["call view: a German Leave known by its text alone", "<button>Verlassen</button>", "in_call"],
   ["loading screen", '<div id="loading-screen"></div>', "loading"],
   ["ended: the anonymous end screen's rejoin button", '<button data-tid="anon-meeting-end-screen-rejoin-button">Rejoin</button>', "ended"],
   ["sign-in: verify your info", "<p>We need to verify your info before you can join</p>", "signin"],
@@ -50,4 +53,28 @@ describe("2026 variants", { timeout: 60_000 }, () => {
     assert.equal(await clickFirst(modal, ACTION_SELECTORS.join), null);
     assert.notEqual(await modal.title(), "joined");
   });
+
+  test("admitted while the old pre-join form stays mounted out of sight: off-screen, or under the stage", async (t) => {
+    for (const hide of ["position:absolute;left:-5000px", "position:absolute;top:0;left:0"]) {
+      const page = await pages.open(t, `${STYLE}<div id="app"><p>Someone will let you in soon</p><button data-tid="prejoin-join-button" disabled>Join now</button></div>`);
+      const wait = waitForAdmission(page, { timeoutMs: 10_000, logger });
+      const stage = '<div data-tid="modern-stage-wrapper" style="position:absolute;inset:0;z-index:5;background:#222"></div>';
+      await page.evaluate(`document.getElementById("app").innerHTML = '<div style="${hide}"><button data-tid="prejoin-join-button" disabled>Join now</button></div>${stage}<button data-tid="call-end" style="position:relative;z-index:6">Leave</button>'`);
+      assert.equal(await wait, "admitted", hide);
+    }
+  });
+
+  test("a disabled Join now in sight beside a Leave button is still the lobby", async (t) => {
+    const page = await pages.open(t, `${STYLE}<div id="app"><button data-tid="prejoin-join-button" disabled>Join now</button><button data-tid="call-end">Leave</button></div>`);
+    assert.equal(await waitForAdmission(page, { timeoutMs: 2_000, logger }), "timeout");
+  });
+
+  for (const text of ["Verlassen", "Auflegen", "Leave"]) {
+    test(`leaves through a "${text}" button known by its text alone`, async (t) => {
+      const page = await pages.open(t, `${STYLE}<div id="app"><button id="roster-button" aria-label="People">P</button><button onclick="document.getElementById('app').innerHTML = '<p>left</p>'">${text}</button></div>`);
+      const left = await leaveMeeting(page, logger);
+      assert.equal(left.ok, true, JSON.stringify(left));
+      assert.equal(await page.locator("#app").innerText(), "left");
+    });
+  }
 });

@@ -33,6 +33,16 @@ const PROBE_SCRIPT = `(args) => {
   // A marker element (a captcha image that has not loaded, an empty end screen or stage) may have
   // no size of its own yet still be on screen: rendered is enough for a css signal.
   const rendered = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== "hidden";
+  // In the viewport and the topmost element at its centre (itself or something inside it).
+  const onScreen = (e) => {
+    if (!rendered(e)) return false;
+    const r = e.getBoundingClientRect();
+    const x = Math.min(Math.max(r.left + r.width / 2, 0), innerWidth - 1);
+    const y = Math.min(Math.max(r.top + r.height / 2, 0), innerHeight - 1);
+    if (r.right <= 0 || r.bottom <= 0 || r.left >= innerWidth || r.top >= innerHeight) return false;
+    const top = document.elementFromPoint(x, y);
+    return !!top && (top === e || e.contains(top));
+  };
   // No-break spaces and runs of blanks read as one space; in the page's text line breaks stay, so
   // a text signal never matches across two separate blocks. An element's own text is one line.
   const flat = (t) => (t || "").replace(/[^\\S\\n]+/g, " ");
@@ -68,7 +78,8 @@ const PROBE_SCRIPT = `(args) => {
       let name = "";
       if (s.css) {
         const re = s.text ? new RegExp(s.text, "i") : null;
-        hit = Array.from(document.querySelectorAll(s.css)).some((e) => rendered(e) && (!re || re.test(squash(e.textContent))));
+        const shown = s.onScreen ? onScreen : rendered;
+        hit = Array.from(document.querySelectorAll(s.css)).some((e) => shown(e) && (!re || re.test(squash(e.textContent))));
         name = "css:" + s.css + (s.text ? " text:" + s.text : "");
       } else if (s.button) {
         const re = new RegExp(s.button, "im");

@@ -42,6 +42,11 @@ export interface Signal {
    * chat or message list (a chat line "call ended" must not end the meeting: issue #15).
    */
   scope?: "end_screen";
+  /**
+   * A `css` signal that counts only when its element is on screen: inside the viewport and on top
+   * at its centre. For markers a page may keep mounted out of sight once they no longer apply.
+   */
+  onScreen?: boolean;
 }
 
 const APOS = "['\u2019]";
@@ -109,6 +114,8 @@ export const SCREEN_SIGNALS: Record<ScreenName, Signal[]> = {
     { css: '[data-stream-type="Video"]' },
     { css: '[data-tid="participant-info-nametag"]' },
     { css: '[data-tid="closed-caption-renderer-wrapper"]' },
+    // A Leave button known by its text alone (English, or the German light page's two words).
+    { button: "^(leave|verlassen|auflegen)$" },
   ],
   // §6's lobby cancel button, for a lobby whose text we do not know; below the pre-join screen
   // so a pre-join page with a cancel button is never taken for the lobby.
@@ -116,7 +123,9 @@ export const SCREEN_SIGNALS: Record<ScreenName, Signal[]> = {
   // would make it the pre-join screen: that one ranks higher).
   lobby_hint: [
     { css: '[data-tid="prejoin-cancel-button"]' },
-    { css: '[data-tid="prejoin-join-button"][disabled], [data-tid="prejoin-join-button"][aria-disabled="true"]' },
+    // On screen only: a page may keep its old pre-join form mounted, off-screen or under the stage,
+    // after the admission, and the call must not wait on a button nobody sees.
+    { css: '[data-tid="prejoin-join-button"][disabled], [data-tid="prejoin-join-button"][aria-disabled="true"]', onScreen: true },
   ],
   lobby: [
     {
@@ -261,6 +270,12 @@ export const ACTION_SELECTORS = {
     'button[aria-label="Leave"]',
     'button[aria-label="Verlassen"]',
     'button[aria-label="Auflegen"]',
+    // The same buttons known by their text alone (no id, data-tid or aria-label): exact texts,
+    // so "Leave chat" or a sentence never matches.
+    'button:text-is("Leave")',
+    'button:text-is("Verlassen")',
+    'button:text-is("Auflegen")',
+    'role=button[name=/^(leave|verlassen|auflegen)$/i]',
   ],
   micButton: ["#microphone-button", '[data-tid="microphone-button"]', 'button[aria-label^="Unmute"]', 'button[aria-label^="Mute"]'],
   more: ["#callingButtons-showMoreBtn", 'button[aria-label="More"]', 'button[aria-label="More actions"]'],
