@@ -15,6 +15,7 @@ import { startBotApp, waitForSession } from "../bot/fixtures/bot-app.ts";
 import { startControlPlane, waitStatus, type ControlPlane } from "../bot/fixtures/control-plane.ts";
 import { workerPid } from "../bot/fixtures/media.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
+import { probeDuration } from "../../shared/recording/index.ts";
 import { assertTimeline, BOT_NAME, fixtureLog, SCRIPT } from "./scenario.ts";
 
 await holdMediaLock();
@@ -29,14 +30,29 @@ function assertBeside(s: Json, id: string): void {
   assert.equal(basename(String(s.timeline_file)), recording.replace(/\.wav$/, ".timeline.json"));
 }
 
+/**
+ * Offset 0 is the stored file's first sample: the file lasts as long as the timeline (the repaired
+ * recording is cut at the admission, and its timeline must count from the cut, not ffmpeg's start).
+ */
+async function assertSameClock(s: Json, timeline: Json): Promise<void> {
+  const fileSec = await probeDuration(String(s.recording_file));
+  assert.ok(fileSec !== null, "the recording probes");
+  const timelineSec = (Date.parse(String(timeline.ended_at)) - Date.parse(String(timeline.started_at))) / 1000;
+  assert.ok(Math.abs(fileSec - timelineSec) < 1.5, `file ${fileSec} s, timeline ${timelineSec} s (${String(timeline.started_at)} → ${String(timeline.ended_at)})`);
+}
+
 describe("speaker timeline after crashes (real worker, sqlite)", { timeout: 900_000, concurrency: false }, () => {
   test("SIGKILL of the worker: interrupted, the timeline up to the kill", async (t) => {
     const fixture = await startTeamsFixture();
     t.after(() => fixture.close());
     const app = await startBotApp(t, { worker: "real", bot: { MEETING_ALLOWED_HOSTS: fixture.hostPort } });
-    const meeting = fixture.createMeeting({ lobby: false, people: SCRIPT });
+    // A lobby: several seconds of the file that the repair's trim cuts.
+    const meeting = fixture.createMeeting({ lobby: true, people: SCRIPT });
     const join = await app.request("POST", "/join", { body: { meeting_url: meeting.joinUrl, display_name: BOT_NAME } });
     const id = String(((join.body as Json).session as Json).session_id);
+    await meeting.waitForPhase("lobby");
+    await new Promise((r) => setTimeout(r, 4000));
+    meeting.admit();
     await waitForSession(app, id, (s) => s.status === "recording", 120_000);
     await meeting.waitForPhase("in_call");
     await new Promise((r) => setTimeout(r, KILL_AFTER_MS));
@@ -48,6 +64,7 @@ describe("speaker timeline after crashes (real worker, sqlite)", { timeout: 900_
     assertBeside(done, id);
     const stored = JSON.parse(await readFile(String(done.timeline_file), "utf8")) as Json;
     assertTimeline(stored, await fixtureLog(fixture.url, meeting.id), { until: killedAt });
+    await assertSameClock(done, stored);
     assert.ok(Date.parse(String(stored.ended_at)) <= killedAt + 100, `ended ${String(stored.ended_at)}, killed ${new Date(killedAt).toISOString()}`);
   });
 
@@ -79,6 +96,7 @@ describe("speaker timeline after crashes (real worker, sqlite)", { timeout: 900_
     assertBeside(s, id);
     const stored = JSON.parse(await readFile(String(s.timeline_file), "utf8")) as Json;
     assertTimeline(stored, await fixtureLog(fixture.url, meeting.id), { until: killedAt });
+    await assertSameClock(s, stored);
     const route = await second.request("GET", `/sessions/${id}/timeline`);
     assert.deepEqual(route.body, stored);
     second.proc.kill("SIGTERM");

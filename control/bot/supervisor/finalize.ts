@@ -164,7 +164,7 @@ export async function finalizeSession(deps: FinalizeDeps, o: Outcome): Promise<v
         baseName,
         endedAt,
         cacheDir: deps.timelineCacheDir,
-        trimmed: await closedByWorker(o.journalPath),
+        trimmed: await headCut(o.journalPath),
       });
     }
   } finally {
@@ -271,13 +271,15 @@ function storageErrorCode(err: unknown): ErrorCode {
 }
 
 /**
- * The worker closed (and trimmed) the recording itself: a `recording_closed` with bytes and no
- * repair. Its timeline then counts from the trimmed file's start even if the worker died before
- * writing the timeline's final clock.
+ * The stored file starts at the admission (less the margin), so the timeline counts from there:
+ * someone cut its head (`recording_trimmed`: the worker, or this finalize after a repair), or the
+ * worker closed it itself (`recording_closed` with bytes and no repair: it trims as it closes),
+ * even if it died before writing the timeline's final clock.
  */
-async function closedByWorker(path: string): Promise<boolean> {
+async function headCut(path: string): Promise<boolean> {
   try {
     const records = (await readJournal(path)).records;
+    if (records.some((r) => r.type === "recording_trimmed")) return true;
     return records.some((r) => r.type === "recording_closed" && r.bytes > 0) && !records.some((r) => r.type === "recording_repaired");
   } catch {
     return false;
