@@ -103,8 +103,9 @@ export class SessionRepo {
   }
 
   /** A running status; never overwrites a final one (a late message after the end is ignored). */
-  async setStatus(id: string, status: SessionStatus, extra: { joinedAt?: Date | null; errorMessage?: string | null } = {}): Promise<void> {
-    await this.db.botSession.updateMany({
+  /** A running session's new status; false when the row is no longer running (its end was written). */
+  async setStatus(id: string, status: SessionStatus, extra: { joinedAt?: Date | null; errorMessage?: string | null } = {}): Promise<boolean> {
+    const { count } = await this.db.botSession.updateMany({
       where: { id, status: { in: [...RUNNING_STATUSES] } },
       data: {
         status,
@@ -112,6 +113,7 @@ export class SessionRepo {
         ...(extra.errorMessage !== undefined ? { errorMessage: extra.errorMessage } : {}),
       },
     });
+    return count > 0;
   }
 
   async setParticipants(id: string, count: number | null): Promise<void> {

@@ -6,7 +6,7 @@
  */
 import type { Express } from "express";
 import type { Pool } from "pg";
-import { HEARTBEAT_INTERVAL_MS } from "../../shared/cluster/protocol.ts";
+import { DEAD_AFTER_MS, HEARTBEAT_INTERVAL_MS } from "../../shared/cluster/protocol.ts";
 import type { Logger } from "../../shared/log/logger.ts";
 import type { Database } from "../db/client.ts";
 import type { Notifier } from "../bot/notifier.ts";
@@ -15,6 +15,7 @@ import { RUNNING_STATUSES } from "../bot/session-repo.ts";
 import type { Supervisor } from "../bot/supervisor/supervisor.ts";
 import { ownerForwarding } from "./forward.ts";
 import { ownerUpgrade, type UpgradeHandler } from "./forward-upgrade.ts";
+import { createFence } from "./fence.ts";
 import { Instances } from "./instances.ts";
 import { internalRoutes } from "./internal.ts";
 import { Placement } from "./placement.ts";
@@ -48,7 +49,16 @@ export async function startCluster(o: { settings: ClusterSettings; database: Dat
   const log = o.logger.child({ component: "cluster", instance: settings.instanceId });
   const instances = new Instances(pool, settings.instanceId);
   await instances.register(settings.instanceUrl, settings.maxSessions);
-  const heartbeat = setInterval(() => void instances.heartbeat().catch((err: unknown) => log.warn({ err }, "heartbeat failed")), HEARTBEAT_INTERVAL_MS);
+  let local: Supervisor | null = null;
+  const fence = createFence({ pool, logger: log });
+  const heartbeat = setInterval(
+    () =>
+      void instances
+        .heartbeat()
+        .then(() => fence(local))
+        .catch((err: unknown) => log.warn({ err }, "heartbeat failed")),
+    HEARTBEAT_INTERVAL_MS,
+  );
   heartbeat.unref();
   const placement = new Placement({ url: databaseUrl(pool), pool, db: database.db, repo, instanceId: settings.instanceId, maxSessions: settings.maxSessions, logger: log });
   try {
@@ -57,9 +67,15 @@ export async function startCluster(o: { settings: ClusterSettings; database: Dat
     clearInterval(heartbeat);
     throw error;
   }
-  const takeover = startTakeover({ pool, instanceId: settings.instanceId, notifier: o.notifier, logger: log, requeue: (id) => placement.enqueue(id) });
+  const takeover = startTakeover({
+    pool,
+    instanceId: settings.instanceId,
+    notifier: o.notifier,
+    logger: log,
+    requeue: (id) => placement.enqueue(id),
+    mayJudge: () => instances.healthyFor(DEAD_AFTER_MS),
+  });
   let state: "active" | "draining" | "stopped" = "active";
-  let local: Supervisor | null = null;
   log.info({ url: settings.instanceUrl, max_sessions: settings.maxSessions }, "cluster instance registered");
 
   return {

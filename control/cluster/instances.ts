@@ -20,10 +20,22 @@ export interface InstanceRow {
 }
 
 export class Instances {
+  /** Since when this instance's heartbeats have all reached the database (monotonic ms), null after a failure. */
+  #healthySince: number | null = null;
+
   constructor(
     private readonly pool: Pool,
     readonly id: string,
   ) {}
+
+  /**
+   * This instance has reached the database with every heartbeat for at least `ms`. Only then may
+   * it judge another instance's silence: after an outage of the database itself every instance
+   * was silent, and each needs a heartbeat or two to show it is alive again.
+   */
+  healthyFor(ms: number): boolean {
+    return this.#healthySince !== null && performance.now() - this.#healthySince >= ms;
+  }
 
   /** Registers (or re-registers after a restart) this instance as active with a fresh heartbeat. */
   async register(url: string, maxSessions: number): Promise<void> {
@@ -35,7 +47,13 @@ export class Instances {
   }
 
   async heartbeat(): Promise<void> {
-    await this.pool.query(`UPDATE "ClusterInstance" SET "heartbeatAt" = ${NOW_UTC} WHERE id = $1`, [this.id]);
+    try {
+      await this.pool.query(`UPDATE "ClusterInstance" SET "heartbeatAt" = ${NOW_UTC} WHERE id = $1`, [this.id]);
+    } catch (err) {
+      this.#healthySince = null;
+      throw err;
+    }
+    this.#healthySince ??= performance.now();
   }
 
   async setState(state: InstanceState): Promise<void> {

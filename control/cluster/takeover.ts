@@ -6,6 +6,10 @@
  * `status_changed`. The `finished` webhook stays with the owner: it alone holds the journal and
  * the recording, and sends it once it is back and has stored the file (control/bot/recovery.ts).
  *
+ * A sweeper judges others only once its own heartbeats have reached the database for DEAD_AFTER_MS
+ * in a row (`mayJudge`): after an outage of the database itself every instance looks dead until
+ * it has written a heartbeat again, and nobody's meetings are lost to that.
+ *
  * The sweep also re-sends the placement job of a session still waiting for a slot after a while
  * (the instance that wrote it may have died between the row and the job); the job id is the
  * session id, so a job that exists is not doubled.
@@ -36,12 +40,22 @@ export interface TakeoverOptions {
   notifier: Notifier;
   logger: Logger;
   requeue: (sessionId: string) => Promise<void>;
+  /** This instance has been connected long enough to tell a dead instance from a shared outage. */
+  mayJudge: () => boolean;
 }
 
 export function startTakeover(o: TakeoverOptions): { sweep(): Promise<Lost[]>; stop(): void } {
   const log = o.logger.child({ component: "takeover" });
   let running: Promise<Lost[]> | null = null;
   const sweep = async (): Promise<Lost[]> => {
+    const rows = o.mayJudge() ? await markLost() : [];
+    const waiting = await o.pool.query<{ id: string }>(
+      `SELECT b.id FROM "BotSession" b WHERE b.status = 'joining' AND b."instanceId" IS NULL AND b."createdAt" < ${NOW_UTC} - interval '${REQUEUE_AFTER_SECONDS} seconds'`,
+    );
+    for (const { id } of waiting.rows) await o.requeue(id);
+    return rows;
+  };
+  const markLost = async (): Promise<Lost[]> => {
     const { rows } = await o.pool.query<Lost>(
       `UPDATE "BotSession" b SET status = 'interrupted', "endReason" = 'instance_lost', "endedAt" = ${NOW_UTC}, "updatedAt" = ${NOW_UTC}, "activeReference" = NULL
        FROM (SELECT s.id, s.status FROM "BotSession" s JOIN "ClusterInstance" i ON i.id = s."instanceId"
@@ -65,10 +79,6 @@ export function startTakeover(o: TakeoverOptions): { sweep(): Promise<Lost[]>; s
         instanceId: lost.instanceId,
       });
     }
-    const waiting = await o.pool.query<{ id: string }>(
-      `SELECT b.id FROM "BotSession" b WHERE b.status = 'joining' AND b."instanceId" IS NULL AND b."createdAt" < ${NOW_UTC} - interval '${REQUEUE_AFTER_SECONDS} seconds'`,
-    );
-    for (const { id } of waiting.rows) await o.requeue(id);
     return rows;
   };
   const timer = setInterval(() => {

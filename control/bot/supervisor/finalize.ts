@@ -72,7 +72,8 @@ export interface Outcome {
   endedAt?: Date;
 }
 
-export async function finalizeSession(deps: FinalizeDeps, o: Outcome): Promise<void> {
+export async function finalizeSession(deps: FinalizeDeps, outcome: Outcome): Promise<void> {
+  const o = await announcedEnd(deps, outcome);
   const log = deps.logger.child({ session_id: o.sessionId });
   const journal = await openJournal(o.journalPath, { fsync: true }).catch((err: unknown) => {
     log.error({ err }, "journal cannot be opened; finishing without it");
@@ -203,6 +204,18 @@ export async function finalizeSession(deps: FinalizeDeps, o: Outcome): Promise<v
   await closing?.close();
   if (!keepFiles) for (const dir of o.cleanup) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   log.info({ status, end_reason: endReason, recording_file: recordingFile, recording_bytes: recordingBytes }, "session finished");
+}
+
+/**
+ * Cluster mode (#19): an end another instance announced (`instance_lost`, control/cluster/takeover.ts)
+ * stands, whoever ends the session later (its owner back from a cut-off, control/cluster/fence.ts,
+ * or its next start): `interrupted` at the announced time, no second `status_changed`; the
+ * recording is still stored and the one `finished` webhook sent.
+ */
+async function announcedEnd(deps: FinalizeDeps, o: Outcome): Promise<Outcome> {
+  const row = await deps.repo.find(o.sessionId).catch(() => undefined);
+  if (row?.endReason !== "instance_lost") return o;
+  return { ...o, status: "interrupted", previous: "interrupted", endReason: "instance_lost", errorMessage: null, errorCode: null, endedAt: row.endedAt ?? o.endedAt };
 }
 
 /**

@@ -239,9 +239,10 @@ export class SessionRunner {
         if (m.status === "lobby") this.lobbyAt ??= at;
         const joinedAt = m.joinedAt ? new Date(m.joinedAt) : m.status === "recording" || m.status === "connected" ? at : null;
         this.enqueue(async () => {
-          await this.deps.repo.setStatus(this.id, m.status, { joinedAt });
+          // A row already ended (another instance announced it lost, #19) tells nobody of later steps.
+          const written = await this.deps.repo.setStatus(this.id, m.status, { joinedAt });
           // The worker's first `joining` repeats the status the session was created with.
-          if (previous !== m.status) await this.deps.notifier.statusChanged({ sessionId: this.id, reference: this.row.reference, status: m.status, previous, at });
+          if (written && previous !== m.status) await this.deps.notifier.statusChanged({ sessionId: this.id, reference: this.row.reference, status: m.status, previous, at });
         });
         return;
       }

@@ -29,6 +29,8 @@ export interface Supervisor {
   stop(id: string, waitMs: number): Promise<boolean>;
   request(id: string, op: string, args: Record<string, unknown>): Promise<WorkerResponse>;
   activeCount(): number;
+  /** Ids of the sessions whose worker still runs. */
+  sessionIds(): string[];
   /** The worker has gone and the recording is still being stored (a slow or down store). */
   pending(id: string): boolean;
   /** Sessions whose worker still runs (they may still write to RECORDINGS_DIR). */
@@ -119,6 +121,7 @@ export function createSupervisor(options: {
       return runner.request(op, args);
     },
     activeCount: () => [...runners.values()].filter((r) => !r.ended).length,
+    sessionIds: () => [...runners.values()].filter((r) => !r.ended).map((r) => r.id),
     pending: (id) => runners.get(id)?.ended ?? false,
     recordings: () => [...runners.values()].filter((r) => !r.ended).map((r) => ({ record: r.record, format: r.format, path: r.paths.recording })),
     async shutdown(graceMs) {
