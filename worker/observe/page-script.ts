@@ -10,8 +10,12 @@
  *     last value needs no assumption about the clock the browser uses for it;
  *   - `heard`: for those sources, when their latest frame was played (epoch ms), which stays
  *     exact when a busy page runs the sampler late;
- *   - `level`: the loudest synchronization source's audioLevel (the mix itself), null if unknown
- *     or once the mix has carried a CSRC;
+ *   - `level`: the loudest synchronization source's audioLevel (the mix itself); without the RTP
+ *     audio-level extension (no audioLevel there) the receivers' own measure of the audio they
+ *     played (inbound-rtp totalAudioEnergy over totalSamplesDuration, since the last sample);
+ *     null if unknown or once the mix has carried a CSRC;
+ *   - `captions`: authors of live caption entries (teams-dom.md "Captions") whose text changed
+ *     since the last sample, read only while the mix has carried no CSRC;
  *   - `tiles`: names of the video tiles whose voice-level outline shows speech.
  * It also collects `dsh` (dominant speaker history) messages from any data channel, and on each
  * `drain()` reads the call object, the People pane rows and the tiles' names.
@@ -31,6 +35,8 @@ export const PAGE_SCRIPT = `(() => {
   const VIEW_EVERY = 10;
   const receivers = [];
   let csrcHeard = false;
+  // Some packet has carried the audio-level extension: its level is the mix's, no stats needed.
+  let sourcesLevelKnown = false;
   let lastView = null;
   let drains = 0;
   const samples = [];
@@ -100,6 +106,55 @@ export const PAGE_SCRIPT = `(() => {
     return null;
   };
   const tiles = () => Array.from(document.querySelectorAll('[data-stream-type="Video"]'));
+  // The receivers' energy counters, read in the background (getStats is asynchronous): the level
+  // of what they played between two reads, for a mix whose packets carry no audio level.
+  const energy = new Map();
+  let statsLevel = null;
+  let statsAt = 0;
+  let statsBusy = false;
+  const readStats = (list) => {
+    if (statsBusy) return;
+    statsBusy = true;
+    Promise.all(list.map((r) => r.receiver.getStats().then((report) => {
+      let level = null;
+      report.forEach((st) => {
+        if (st.type !== "inbound-rtp" || typeof st.totalAudioEnergy !== "number" || typeof st.totalSamplesDuration !== "number") return;
+        const last = energy.get(r);
+        energy.set(r, { e: st.totalAudioEnergy, d: st.totalSamplesDuration });
+        const dd = last ? st.totalSamplesDuration - last.d : 0;
+        if (dd > 0) level = { level: Math.max(level ? level.level : 0, Math.sqrt(Math.max(0, st.totalAudioEnergy - last.e) / dd)), seconds: dd };
+      });
+      return level;
+    }).catch(() => null))).then((levels) => {
+      const known = levels.filter((l) => l !== null);
+      const now = Date.now();
+      // Nothing played since the last read (the output pulls in bursts): the last level holds,
+      // for a while; a receiver that stopped playing altogether is silent, not stuck at a level.
+      if (known.length > 0) {
+        statsLevel = Math.max(...known.map((l) => l.level));
+        // The measure is of the audio played since the last read: it stands for the middle of it.
+        statsAt = now - (Math.max(...known.map((l) => l.seconds)) * 1000) / 2;
+      } else if (now - statsAt > 600) statsLevel = null;
+    }).finally(() => { statsBusy = false; });
+  };
+  // Live captions: each entry's author and how much text it had, to tell which entries grow.
+  const captionText = new WeakMap();
+  const captionAuthors = () => {
+    const authors = [];
+    for (const wrap of document.querySelectorAll('[data-tid="closed-caption-renderer-wrapper"]')) {
+      for (const author of wrap.querySelectorAll('[data-tid="author"]')) {
+        let entry = author.parentElement;
+        while (entry && entry !== wrap && !entry.querySelector('[data-tid="closed-caption-text"]')) entry = entry.parentElement;
+        const textEl = entry ? entry.querySelector('[data-tid="closed-caption-text"]') : null;
+        if (!textEl) continue;
+        const text = textEl.textContent || "";
+        const name = (author.textContent || "").trim();
+        if (name && captionText.get(textEl) !== text) authors.push(name);
+        captionText.set(textEl, text);
+      }
+    }
+    return Array.from(new Set(authors));
+  };
   const sample = () => {
     const live = receivers.filter((r) => r.receiver.track && r.receiver.track.readyState !== "ended");
     const main = live.filter((r) => /mainAudio/i.test(r.ids));
@@ -107,6 +162,7 @@ export const PAGE_SCRIPT = `(() => {
     let level = null;
     const heard = {};
     const now = Date.now();
+    let levelAt = now;
     // The spec's timestamp is a DOMHighResTimeStamp; Chromium gives epoch ms, others may count
     // from timeOrigin. Either way it becomes epoch ms; null when it is neither.
     const epoch = (ts) => Math.abs(ts - now) < 60000 ? ts : Math.abs(performance.timeOrigin + ts - now) < 60000 ? performance.timeOrigin + ts : null;
@@ -118,6 +174,7 @@ export const PAGE_SCRIPT = `(() => {
         if (!csrcHeard) ss = r.receiver.getSynchronizationSources();
       } catch {}
       for (const s of ss) if (typeof s.audioLevel === "number") level = Math.max(level === null ? 0 : level, s.audioLevel);
+      if (!csrcHeard) sourcesLevelKnown ||= ss.some((s) => typeof s.audioLevel === "number");
       for (const c of cs) {
         const prev = lastTs.get(c.source);
         lastTs.set(c.source, c.timestamp);
@@ -134,8 +191,17 @@ export const PAGE_SCRIPT = `(() => {
     // the style reads.
     if (active.size > 0) csrcHeard = true;
     const talking = [];
-    if (lastTs.size === 0) for (const tile of tiles()) if (speaking(tile)) talking.push(tileName(tile));
-    push(samples, { t: now, csrc: Array.from(active), heard, level, tiles: talking });
+    let captions = [];
+    if (lastTs.size === 0) {
+      for (const tile of tiles()) if (speaking(tile)) talking.push(tileName(tile));
+      captions = captionAuthors();
+      if (!sourcesLevelKnown) {
+        readStats(main.length > 0 ? main : live);
+        level = statsLevel;
+        if (level !== null) levelAt = Math.round(statsAt);
+      }
+    }
+    push(samples, { t: now, csrc: Array.from(active), heard, level, levelAt, tiles: talking, captions });
   };
   let sampler = setInterval(sample, 100);
   const callObject = () => {
@@ -194,7 +260,11 @@ export interface PageSample {
   /** Epoch ms of each active source's latest played frame. */
   heard?: Record<string, number>;
   level: number | null;
+  /** When the audio `level` measures was played (epoch ms): the receivers' measure lags the sample. */
+  levelAt?: number;
   tiles: PageTile[];
+  /** Authors of caption entries whose text changed since the last sample (absent before 2026-11-28). */
+  captions?: string[];
 }
 export interface PageTile {
   name: string | null;
