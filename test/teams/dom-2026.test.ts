@@ -64,6 +64,22 @@ describe("2026 variants", { timeout: 60_000 }, () => {
     }
   });
 
+  test("the admission is when the call view began to show, not when a slow page dropped its lobby marker", async (t) => {
+    const page = await pages.open(t, `${STYLE}<div id="app"><p>Someone will let you in soon</p><button data-tid="prejoin-join-button" disabled>Join now</button></div>`);
+    let callView: number | null = null;
+    const wait = waitForAdmission(page, { timeoutMs: 15_000, logger, onCallView: (at) => (callView = at) });
+    await new Promise((r) => setTimeout(r, 1000));
+    const shown = performance.now();
+    // The call view, with the lobby's disabled Join now still on screen for 2.5 s.
+    await page.evaluate(`document.getElementById("app").innerHTML = '<button data-tid="prejoin-join-button" disabled>Join now</button><button data-tid="call-end">Leave</button>'`);
+    await new Promise((r) => setTimeout(r, 2500));
+    await page.evaluate(`document.querySelector('[data-tid="prejoin-join-button"]').remove()`);
+    assert.equal(await wait, "admitted");
+    const admitted = performance.now();
+    assert.ok(callView !== null, "told");
+    assert.ok(callView >= shown - 50 && callView <= shown + 1200, `call view seen ${(callView - shown).toFixed(0)} ms after it showed (admitted ${(admitted - shown).toFixed(0)} ms after)`);
+  });
+
   test("a disabled Join now in sight beside a Leave button is still the lobby", async (t) => {
     const page = await pages.open(t, `${STYLE}<div id="app"><button data-tid="prejoin-join-button" disabled>Join now</button><button data-tid="call-end">Leave</button></div>`);
     assert.equal(await waitForAdmission(page, { timeoutMs: 2_000, logger }), "timeout");

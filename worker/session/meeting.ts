@@ -46,6 +46,7 @@ export async function driveMeeting(options: DriveOptions): Promise<MeetingRun> {
   const { init, page, reporter, logger, stop, progress, rules, ends, steps } = options;
   const signal = stop.signal;
   let maxTimer: NodeJS.Timeout | undefined;
+  let callViewAt: number | null = null;
   const done = (outcome: Outcome): MeetingRun => {
     progress.outcome = outcome;
     steps?.step("outcome", { screen: outcome.status, signal: outcome.errorCode ?? outcome.endReason });
@@ -64,7 +65,7 @@ export async function driveMeeting(options: DriveOptions): Promise<MeetingRun> {
       progress.reached = "lobby";
       steps?.step("lobby", { signal: joined.signal });
       await reporter.transition("lobby");
-      const admission = await waitForAdmission(page, { timeoutMs: rules.lobbyWaitMs, signal, logger, ends, steps });
+      const admission = await waitForAdmission(page, { timeoutMs: rules.lobbyWaitMs, signal, logger, ends, steps, onCallView: (at) => (callViewAt = at) });
       if (admission === "denied") return done({ status: "denied", endReason: "denied", errorMessage: null });
       if (admission === "timeout") return done({ status: "not_admitted", endReason: "lobby_timeout", errorMessage: null });
       // Never admitted, and nobody can admit it now: not_admitted, with the cause in end_reason.
@@ -73,7 +74,8 @@ export async function driveMeeting(options: DriveOptions): Promise<MeetingRun> {
     }
 
     progress.reached = "call";
-    const admittedAt = performance.now();
+    // From the lobby: when the call view began to show, not when the probes confirmed it.
+    const admittedAt = callViewAt ?? performance.now();
     const joinedAt = new Date().toISOString();
     progress.admittedAt = admittedAt;
     // Journalled before the in-call status: every path that keeps the file (a crash too) cuts it here.

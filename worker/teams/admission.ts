@@ -16,6 +16,12 @@ export interface AdmissionOptions {
   logger: Logger;
   ends?: ConversationEndWatch;
   steps?: StepSink;
+  /**
+   * Told, just before "admitted" is answered, when the call view began to show (performance.now()):
+   * the admission itself, which the confirming probes (and a page slow to drop its lobby markers)
+   * come after.
+   */
+  onCallView?: (since: number) => void;
 }
 
 const STEP_MS = 500;
@@ -31,6 +37,7 @@ export async function waitForAdmission(page: Page, opts: AdmissionOptions): Prom
   const { logger, signal } = opts;
   const deadline = performance.now() + opts.timeoutMs;
   let inCallStreak = 0;
+  let callSince: number | null = null;
   let since = performance.now();
   let last = "";
 
@@ -68,9 +75,11 @@ export async function waitForAdmission(page: Page, opts: AdmissionOptions): Prom
     const blocked = blockedReason(screen, "lobby");
     if (blocked) return { code: blocked.code, error: blocked.message };
 
+    callSince = screen === "in_call" ? (callSince ?? performance.now()) : null;
     inCallStreak = screen === "in_call" && !probe.fired.lobby && !probe.fired.lobby_hint ? inCallStreak + 1 : 0;
     if (inCallStreak >= CONFIRM_PROBES) {
-      logger.info({ signal: fired }, "teams: admitted");
+      logger.info({ signal: fired, call_view_ms: Math.round(performance.now() - (callSince ?? performance.now())) }, "teams: admitted");
+      opts.onCallView?.(callSince ?? performance.now());
       return "admitted";
     }
     if (screen === "denied") {
