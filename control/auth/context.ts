@@ -13,6 +13,8 @@ import type { Store } from "express-rate-limit";
 export interface AuthContext {
   config: Config;
   db: Db;
+  /** Which database `db` speaks to, for the few statements that differ (devices/cap-lock.ts). */
+  provider: "sqlite" | "postgresql";
   /** Session start (every sign-in's last step) on the driver under Prisma (tokens/session-store.ts). */
   sessions: SessionStore;
   /** Credential, second-factor and lockout statements of a password sign-in (sign-in/sign-in-store.ts). */

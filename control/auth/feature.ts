@@ -57,6 +57,7 @@ export function buildAuthContext(feature: FeatureContext): AuthContext {
   return {
     config,
     db: database.db,
+    provider: database.provider,
     sessions: sessionStoreFor(database.driver),
     signIn: signInStoreFor(database.driver),
     logger,

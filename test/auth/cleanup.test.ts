@@ -21,6 +21,7 @@ for (const provider of providers()) {
       ctx = {
         config: app.config,
         db: app.db,
+        provider,
         sessions: sessionStoreFor(app.server.database.driver),
         signIn: signInStoreFor(app.server.database.driver),
         logger: app.logs.logger,

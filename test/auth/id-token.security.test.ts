@@ -50,6 +50,8 @@ for (const provider of providers()) {
         issuer.sign({ sub, c_hash: "LDktKdoQak3Pk0cnXxCltA" }),
         issuer.sign({ sub, typ: "ID" }),
         issuer.sign({ sub }, { typ: "id_token+jwt" }),
+        // The header saying "ID" as Keycloak's payload does (audit F4: was accepted as an access token).
+        issuer.sign({ sub }, { typ: "ID" }),
       ];
 
       test("ID tokens, also presented many at once, are refused unless accepted by configuration; access tokens pass", async () => {

@@ -8,6 +8,7 @@
 import { randomUUID } from "node:crypto";
 import type { Request } from "express";
 import type { AuthContext } from "../context.ts";
+import { lockDeviceCap } from "./cap-lock.ts";
 import { clientInfo, storedAddress } from "../sessions/client-info.ts";
 import { hashToken, newOpaqueToken } from "../tokens/opaque.ts";
 import type { Tx } from "../twofactor/tx.ts";
@@ -31,6 +32,8 @@ export async function trustDevice(ctx: AuthContext, input: { userId: string; lab
   const client = clientInfo(input.req, ctx.config.LocalLogin.IpAddressStorage);
   const id = randomUUID();
   await ctx.db.$transaction(async (tx) => {
+    // Before the insert: a trust of this user still open must commit before this one counts.
+    await lockDeviceCap(ctx, tx, input.userId);
     await tx.trustedDevice.create({
       data: {
         id,
@@ -55,7 +58,10 @@ export async function trustDevice(ctx: AuthContext, input: { userId: string; lab
   return { token, expiresIn: secondsLeft(expiresAt, now) };
 }
 
-/** `TrustedDevices:MaxDevicesPerUser` > 0: the oldest live devices beyond the cap are revoked. */
+/**
+ * `TrustedDevices:MaxDevicesPerUser` > 0: the oldest live devices beyond the cap are revoked. Runs
+ * under lockDeviceCap, so every other trust of this user is committed (and counted) or waits.
+ */
 async function enforceCap(ctx: AuthContext, tx: Tx, userId: string, keep: string, now: Date): Promise<void> {
   const cap = ctx.config.TrustedDevices.MaxDevicesPerUser;
   if (cap <= 0) return;

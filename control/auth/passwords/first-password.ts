@@ -15,20 +15,28 @@ import { revokeAllCredentialsSideEffects } from "./credential-change.ts";
 
 const epochSeconds = z.number().finite();
 
+/** "5 minutes", "1 minute", "15 seconds": a window under a minute is not "0 minutes". */
+export function spokenWindow(ms: number): string {
+  const unit = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  return ms < 60_000 ? unit(Math.max(1, Math.round(ms / 1000)), "second") : unit(Math.round(ms / 60_000), "minute");
+}
+
 export async function setFirstPassword(ctx: AuthContext, principal: Principal, newPassword: string): Promise<void> {
   const existing = await ctx.db.passwordCredential.findUnique({ where: { userId: principal.userId }, select: { userId: true } });
   if (existing) throw fail.badRequest("Enter your current password to change it.");
   const windowMs = ctx.config.LocalLogin.FirstPasswordProofWindow;
   // auth_time only from an access token (Account rule 3): an ID token's says when someone signed
-  // in to the client it was minted for, not that the bearer of this request just did.
-  const proofs = [principal.accessToken ? principal.claims.auth_time : undefined, principal.claims.toa_2fa_at]
+  // in to the client it was minted for, not that the bearer of this request just did. toa_2fa_at
+  // only from our own tokens (as for a factor change, twofactor/change-proof.ts): it is this
+  // service's claim, and another issuer's claim of that name says nothing about our factors.
+  const proofs = [principal.accessToken ? principal.claims.auth_time : undefined, principal.local ? principal.claims.toa_2fa_at : undefined]
     .map((v) => epochSeconds.safeParse(v))
     .filter((r) => r.success)
     .map((r) => r.data * 1000);
   const now = ctx.now().getTime();
   // A proof dated in the future (beyond small skew) is as suspect as a stale one.
   if (!proofs.some((at) => now - at <= windowMs && at - now <= 60_000)) {
-    throw fail.badRequest(`Sign in again to confirm it is you, then set the password within ${Math.round(windowMs / 60_000)} minutes.`);
+    throw fail.badRequest(`Sign in again to confirm it is you, then set the password within ${spokenWindow(windowMs)}.`);
   }
   const user = await ctx.db.user.findUnique({ where: { id: principal.userId }, select: { externalHandle: true } });
   const handle = user?.externalHandle?.trim();

@@ -47,6 +47,9 @@ const verifyBody = z.object({
 
 const recoveryCodes = z.object({ recoveryCodes: z.array(z.string()) });
 
+/** The account lockout (or the per-address rate limit) refused the code unchecked. */
+const LOCKED = "Account locked after too many wrong codes, or too many attempts from this address (`errors`, `Retry-After`)";
+
 export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
   if (!ctx.config.TwoFactor.Enabled) return;
   const bearer = requireBearer(ctx);
@@ -114,7 +117,12 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     security: "bearer",
     body: confirmBody,
     before: [bearer, limit],
-    responses: { 200: { description: "Recovery codes (shown once)", schema: recoveryCodes }, 400: { description: "Wrong code, no enrolment or no proof of presence" } },
+    responses: {
+      200: { description: "Recovery codes (shown once)", schema: recoveryCodes },
+      400: { description: "Wrong code, no enrolment or no proof of presence" },
+      409: { description: "Two-factor is already on (a racing confirmation won)" },
+      429: { description: LOCKED },
+    },
     handler: async ({ req, res, body }) => {
       const principal = principalOf(req);
       await requireFactorChangeProof(ctx, principal, body.currentPassword);
@@ -131,7 +139,7 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     security: "bearer",
     body: codeBody,
     before: [bearer, limit],
-    responses: { 200: { description: "New recovery codes (shown once)", schema: recoveryCodes }, 400: { description: "Wrong code" } },
+    responses: { 200: { description: "New recovery codes (shown once)", schema: recoveryCodes }, 400: { description: "Wrong code" }, 429: { description: LOCKED } },
     handler: async ({ req, res, body }) => {
       res.json({ recoveryCodes: await regenerateRecoveryCodes(ctx, principalOf(req).userId, body.code) });
     },
@@ -146,7 +154,7 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     security: "bearer",
     body: codeBody,
     before: [bearer, limit],
-    responses: { 204: { description: "Two-factor is off" }, 400: { description: "Wrong code" } },
+    responses: { 204: { description: "Two-factor is off" }, 400: { description: "Wrong code" }, 429: { description: LOCKED } },
     handler: async ({ req, res, body }) => {
       await disableTwoFactor(ctx, principalOf(req).userId, body.code);
       res.status(204).end();
@@ -165,6 +173,8 @@ export function twoFactorRoutes({ ctx, target }: AuthRouteDeps): void {
     responses: {
       200: { description: "Access token", schema: z.object({ access_token: z.string(), token_type: z.literal("Bearer"), expires_in: z.number().int() }) },
       400: { description: "Wrong code" },
+      401: { description: "The session was signed out or expired meanwhile (`invalid_grant`)" },
+      429: { description: LOCKED },
     },
     handler: async ({ req, res, body }) => {
       const access = await stepUp(ctx, principalOf(req), body.code);

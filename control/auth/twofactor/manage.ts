@@ -9,7 +9,7 @@ import { fail } from "../../http/errors.ts";
 import { acceptTotp } from "./enrolment.ts";
 import { guardedAttempt, spendCode, type Attempt } from "./proof.ts";
 import { replaceRecoveryCodes } from "./recovery-codes.ts";
-import { wrongCode } from "./step-up.ts";
+import { tooManyWrongCodes, wrongCode } from "./step-up.ts";
 import type { Tx } from "./tx.ts";
 import { twoFactorKeys } from "./secret-keys.ts";
 
@@ -32,7 +32,7 @@ async function withCode<T>(ctx: AuthContext, userId: string, check: (tx: Tx, now
   });
   if (result.ok) return result.value;
   if (result.wrong) throw wrongCode();
-  throw fail.tooManyRequests(Math.ceil(ctx.config.LocalLogin.LockoutDuration / 1000), "Too many wrong codes. Try again later.");
+  throw tooManyWrongCodes(ctx);
 }
 
 /** The first correct code turns a pending enrolment on and issues ten recovery codes. */

@@ -6,7 +6,7 @@
  * passwords, and racing guesses cannot outrun it (an attempt is reserved before it is checked).
  */
 import type { AuthContext } from "../context.ts";
-import { recordFailure, recordSuccess, reserveAttempt } from "../sign-in/lockout.ts";
+import { recordFailure, recordSuccess, releaseAttempt, reserveAttempt } from "../sign-in/lockout.ts";
 import { acceptTotp } from "./enrolment.ts";
 import { redeemRecoveryCode } from "./recovery-codes.ts";
 import { looksLikeTotp } from "./totp.ts";
@@ -21,8 +21,11 @@ export async function spendCode(tx: Tx, userId: string, code: string, now: Date,
   return (await redeemRecoveryCode(tx, userId, code, now, keys)) ? "recovery" : null;
 }
 
-/** What one guarded attempt produced: a value, a wrong proof (counts), or a refusal that is no guess. */
-export type Attempt<T> = { ok: true; value: T } | { ok: false; wrong: boolean };
+/**
+ * What one guarded attempt produced: a value, a wrong proof (counts), or a refusal that is no
+ * guess; `locked` when the account lockout refused it unchecked.
+ */
+export type Attempt<T> = { ok: true; value: T } | { ok: false; wrong: boolean; locked?: boolean };
 
 /**
  * Runs one proof attempt under the account lockout. Accounts without a password credential (an
@@ -33,7 +36,7 @@ export async function guardedAttempt<T>(ctx: AuthContext, userId: string, attemp
   const counted = (await ctx.db.passwordCredential.count({ where: { userId } })) === 1;
   if (counted && !(await reserveAttempt(ctx, userId))) {
     ctx.logger.info({ userId }, "second-factor attempt refused: account locked");
-    return { ok: false, wrong: false };
+    return { ok: false, wrong: false, locked: true };
   }
   const result = await attempt();
   if (counted) {
@@ -44,11 +47,3 @@ export async function guardedAttempt<T>(ctx: AuthContext, userId: string, attemp
   return result;
 }
 
-/**
- * A refusal that was no guess (a challenge already used by a racing request) gives its reserved
- * slot back, so the winner's racing duplicates do not lock the account.
- */
-async function releaseAttempt(ctx: AuthContext, userId: string): Promise<void> {
-  if (!ctx.config.LocalLogin.LockoutEnabled) return;
-  await ctx.db.passwordCredential.updateMany({ where: { userId, failedCount: { gt: 0 }, lockedUntil: null }, data: { failedCount: { decrement: 1 } } });
-}

@@ -16,6 +16,13 @@ class WrongCode extends Error {}
 
 export const wrongCode = () => fail.badRequest("The code is not valid or was already used.");
 
+/**
+ * A locked account's code is refused unchecked: 429 with `Retry-After` (decisions.md 429 body),
+ * on every bearer route that takes a code. Not 401: on a bearer route that says the access token
+ * is dead, and clients sign the user out (audit F3).
+ */
+export const tooManyWrongCodes = (ctx: AuthContext) => fail.tooManyRequests(Math.ceil(ctx.config.LocalLogin.LockoutDuration / 1000), "Too many wrong codes. Try again later.");
+
 export async function stepUp(ctx: AuthContext, principal: Principal, code: string): Promise<IssuedAccessToken> {
   const sessionId = principal.local ? principal.sessionId : null;
   if (sessionId === null) throw fail.badRequest("Step-up needs a session signed in with this service.");
@@ -31,6 +38,8 @@ export async function stepUp(ctx: AuthContext, principal: Principal, code: strin
   });
   if (!result.ok) {
     if (result.wrong) throw wrongCode();
+    if (result.locked) throw tooManyWrongCodes(ctx);
+    // The session was revoked or expired meanwhile: it cannot be raised.
     throw fail.invalidGrant();
   }
   return issueAccessToken(ctx, result.value);
