@@ -133,3 +133,37 @@ test("timeline: offsets from the final origin, overlap on both, null speakers ke
   const clean = buildTimeline({ ...base, records: [...records, { type: "speech_end", key: "p1", at: o + 6500 }, { type: "clock", opened_at: o - 3000, admitted_at: o + 500, origin: o + 20, final: true }], mode: "final", now: o + 60_000 });
   assert.deepEqual(clean.speech[0], { participant_id: "p1", start: 0.98, end: 2.98, overlap: true });
 });
+
+test("participants: two people of one name are two rows and two tiles, each for one of them", () => {
+  const admittedAt = 1_700_000_000_000;
+  const changes: [string, string, string | null][] = [];
+  const r = new ParticipantRegistry({ selfName: "Bot", admittedAt, onChange: (p, c) => changes.push([p.id, c, p.label]) });
+  const first = { mri: "8:orgid:alex1", displayName: "Alex Smith", active: true, sources: [11] };
+  r.roster([first], admittedAt + 100);
+  r.people(["Alex Smith"], admittedAt + 200);
+  r.tiles([{ name: "Alex Smith", tid: "Alex Smith", aria: "Alex Smith" }], admittedAt + 200);
+  // The second Alex joins, shown as External.
+  const second = { mri: "8:orgid:alex2", displayName: "Alex Smith", active: true, sources: [22] };
+  r.roster([second], admittedAt + 7_000);
+  for (const order of [0, 1]) {
+    const rows = ["Alex Smith", "Alex Smith, External"];
+    r.people(order ? rows.reverse() : rows, admittedAt + 7_500 + order);
+    const tiles = [{ name: "Alex Smith", tid: "Alex Smith", aria: "Alex Smith" }, { name: "Alex Smith", tid: "alex@ext.example", aria: "Alex Smith, External" }];
+    r.tiles(order ? tiles.reverse() : tiles, admittedAt + 7_500 + order);
+  }
+  const alex1 = r.list().find((p) => p.mri === first.mri)!;
+  const alex2 = r.list().find((p) => p.mri === second.mri)!;
+  assert.notEqual(alex1.id, alex2.id);
+  assert.equal(alex1.label, null, "the first Alex shows no decoration");
+  assert.equal(alex2.label, "External");
+  assert.equal(alex2.joinedAt, admittedAt + 7_000);
+  // The first Alex leaves: the roster says so and one row and one tile of that name remain.
+  r.roster([{ ...first, active: false }], admittedAt + 16_000);
+  r.people(["Alex Smith, External"], admittedAt + 16_200);
+  r.tiles([{ name: "Alex Smith", tid: "alex@ext.example", aria: "Alex Smith, External" }], admittedAt + 16_200);
+  assert.equal(alex1.present, false, `the first Alex left: ${JSON.stringify(changes)}`);
+  assert.equal(alex1.leftAt, admittedAt + 16_200);
+  assert.equal(alex2.present, true);
+  assert.equal(alex2.label, "External");
+  assert.deepEqual(changes.filter(([id, c]) => id === alex1.id && c === "left").length, 1);
+});

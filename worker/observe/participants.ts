@@ -53,6 +53,8 @@ export class ParticipantRegistry {
   #next = 1;
   readonly #entries: Entry[] = [];
   #callerMri: string | null = null;
+  /** What the People pane and the tiles showed at the last pass (a row new since then is a newcomer's). */
+  #shown: { people: Set<string>; tiles: Set<string> } = { people: new Set(), tiles: new Set() };
 
   constructor(private readonly options: RegistryOptions) {}
 
@@ -109,10 +111,12 @@ export class ParticipantRegistry {
       return;
     }
     const listed = new Set<Entry>();
+    const before = this.#shown.people;
+    this.#shown.people = new Set(rows);
     for (const row of rows) {
       const parsed = parseRowLabel(row, this.#entries.flatMap((e) => [...e.names]));
       if (!parsed.name || isEmailShaped(parsed.name)) continue;
-      const entry = this.#byName(parsed.name) ?? this.#create();
+      const entry = this.#forShown(parsed.name, parsed.decorations, "people", before.has(row), listed) ?? this.#create();
       this.#name(entry, parsed.name, parsed.decorations, "people");
       entry.claims.set("people", true);
       listed.add(entry);
@@ -123,13 +127,17 @@ export class ParticipantRegistry {
 
   tiles(tiles: readonly { name: string | null; tid: string | null; aria: string | null }[], at: number): void {
     const listed = new Set<Entry>();
+    const before = this.#shown.tiles;
+    const keyOf = (t: { name: string | null; tid: string | null; aria: string | null }) => `${t.name}\n${t.tid}\n${t.aria}`;
+    this.#shown.tiles = new Set(tiles.map(keyOf));
     for (const t of tiles) {
       const shown = [t.name, t.tid, t.aria].find((s): s is string => !!s && !isEmailShaped(s));
       if (!shown) continue;
       const { name, decorations } = t.name ? splitDecorations(t.name) : splitDecorations(shown);
       const fromAria = t.aria ? splitDecorations(t.aria).decorations : [];
-      const entry = this.#byName(name) ?? this.#create();
-      this.#name(entry, name, [...decorations, ...fromAria], "tiles");
+      const all = [...new Set([...decorations, ...fromAria])];
+      const entry = this.#forShown(name, all, "tiles", before.has(keyOf(t)), listed) ?? this.#create();
+      this.#name(entry, name, all, "tiles");
       entry.claims.set("tiles", true);
       listed.add(entry);
     }
@@ -158,12 +166,34 @@ export class ParticipantRegistry {
     return entry;
   }
 
-  #byMri(mri: string): Entry | undefined {
-    return this.#entries.find((e) => e.mri === mri);
+  /**
+   * The entry a People row or tile of `name` stands for, none already `taken` by another row of
+   * this pass: two people of one name are two rows, each for one of them (audit: two "Alex Smith"s
+   * both claimed by the first kept the one who left present and gave her the other's label).
+   * Among several: the one whose decorations the row shows; one the roster or call object says is
+   * here over one they say has gone; a row already shown last time for an entry it already stood
+   * for, a new row for an entry it did not; then the first seen.
+   */
+  #forShown(name: string, decorations: readonly string[], signal: "people" | "tiles", seenBefore: boolean, taken: ReadonlySet<Entry>): Entry | undefined {
+    const candidates = this.#entries.filter((e) => e.names.has(name) && !taken.has(e));
+    if (candidates.length <= 1) return candidates[0];
+    const shows = new Set(decorations);
+    const score = (e: Entry): number => {
+      let n = 0;
+      const same = e.decorations.size === shows.size && [...e.decorations].every((d) => shows.has(d));
+      // Equal decorations say little for an entry none has been given yet.
+      if (same && (e.decorations.size > 0 || e.claims.has(signal))) n += 4;
+      const data = (["roster", "call"] as const).map((k) => e.claims.get(k)).filter((c) => c !== undefined);
+      if (data.some(Boolean)) n += 2;
+      else if (data.length > 0) n -= 2;
+      if (seenBefore === (e.claims.get(signal) === true)) n += 1;
+      return n;
+    };
+    return candidates.reduce((best, e) => (score(e) > score(best) ? e : best));
   }
 
-  #byName(name: string): Entry | undefined {
-    return this.#entries.find((e) => e.names.has(name));
+  #byMri(mri: string): Entry | undefined {
+    return this.#entries.find((e) => e.mri === mri);
   }
 
   /** A DOM-only entry (no MRI yet) of that name, which a roster or call-object entry takes over. */
