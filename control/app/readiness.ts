@@ -7,6 +7,7 @@
  */
 import type { Database } from "../db/client.ts";
 import type { MountedFeature } from "./feature.ts";
+import { DATABASE_UNREACHABLE } from "../http/database-unreachable.ts";
 
 export type Problems = Record<string, string>;
 
@@ -34,9 +35,10 @@ export function createReadiness(database: Database, features: { name: string; mo
       const shared: Problems = {};
       if (draining) shared.shutdown = "the service is shutting down";
       const [db, ...own] = await Promise.all([
+        // Unauthenticated: the cause, never the driver's text (database name, query).
         database.ping().then(
           () => null,
-          (error: Error) => error.message,
+          () => DATABASE_UNREACHABLE,
         ),
         ...features.map((f) => (f.mounted.ready?.() ?? Promise.resolve({})).catch((e: Error) => ({ feature: e.message }))),
       ]);

@@ -1,8 +1,8 @@
 /**
  * One instance's part in the cluster (issue #19), started by the bot feature when
- * clusterSettings() says cluster mode is on: its ClusterInstance row and heartbeat, placement
- * (pg-boss), takeover of dead instances' sessions, the internal routes and owner forwarding, and
- * the drain of a SIGTERM. With SQLite none of this exists.
+ * clusterSettings() says cluster mode is on: its ClusterInstance row and heartbeat (with its disk
+ * verdict), placement (pg-boss), takeover of dead instances' sessions, the internal routes and
+ * owner forwarding, and the drain of a SIGTERM. With SQLite none of this exists.
  */
 import type { Express } from "express";
 import type { Pool } from "pg";
@@ -15,7 +15,9 @@ import { RUNNING_STATUSES } from "../bot/session-repo.ts";
 import type { Supervisor } from "../bot/supervisor/supervisor.ts";
 import { ownerForwarding } from "./forward.ts";
 import { ownerUpgrade, type UpgradeHandler } from "./forward-upgrade.ts";
+import { createDiskRoom } from "./disk-room.ts";
 import { createFence } from "./fence.ts";
+import { refuseTakenId } from "./id-guard.ts";
 import { Instances } from "./instances.ts";
 import { internalRoutes } from "./internal.ts";
 import { Placement } from "./placement.ts";
@@ -46,21 +48,26 @@ export async function startCluster(o: { settings: ClusterSettings; database: Dat
   const { settings, database, repo } = o;
   if (database.driver.kind !== "postgresql") throw new Error("cluster mode needs PostgreSQL");
   const pool: Pool = database.driver.pool;
-  const log = o.logger.child({ component: "cluster", instance: settings.instanceId });
+  // Takeover and forwarding bind their own `component` on `base`: JSON log lines keep each key once.
+  const base = o.logger.child({ instance: settings.instanceId });
+  const log = base.child({ component: "cluster" });
   const instances = new Instances(pool, settings.instanceId);
-  await instances.register(settings.instanceUrl, settings.maxSessions);
+  await refuseTakenId({ pool, instanceId: settings.instanceId, logger: log });
   let local: Supervisor | null = null;
+  const disk = createDiskRoom(settings.disk, log);
+  await instances.register(settings.instanceUrl, settings.maxSessions, await disk.check([]));
   const fence = createFence({ pool, logger: log });
   const heartbeat = setInterval(
     () =>
-      void instances
-        .heartbeat()
+      void disk
+        .check(local?.recordings() ?? [])
+        .then((room) => instances.heartbeat(room))
         .then(() => fence(local))
         .catch((err: unknown) => log.warn({ err }, "heartbeat failed")),
     HEARTBEAT_INTERVAL_MS,
   );
   heartbeat.unref();
-  const placement = new Placement({ url: databaseUrl(pool), pool, db: database.db, repo, instanceId: settings.instanceId, maxSessions: settings.maxSessions, logger: log });
+  const placement = new Placement({ url: databaseUrl(pool), pool, db: database.db, repo, instanceId: settings.instanceId, maxSessions: settings.maxSessions, disk, logger: log });
   try {
     await placement.start();
   } catch (error) {
@@ -71,7 +78,7 @@ export async function startCluster(o: { settings: ClusterSettings; database: Dat
     pool,
     instanceId: settings.instanceId,
     notifier: o.notifier,
-    logger: log,
+    logger: base,
     requeue: (id) => placement.enqueue(id),
     mayJudge: () => instances.healthyFor(DEAD_AFTER_MS),
   });
@@ -91,9 +98,9 @@ export async function startCluster(o: { settings: ClusterSettings; database: Dat
           describe: () => ({ instance_id: settings.instanceId, state, active_sessions: local?.activeCount() ?? 0, max_sessions: settings.maxSessions }),
         }),
       );
-      app.use(ownerForwarding({ pool, instanceId: settings.instanceId, secret: settings.secret, logger: log, stopUnplaced: (id) => stopUnplaced(pool, id, o.notifier) }));
+      app.use(ownerForwarding({ pool, instanceId: settings.instanceId, secret: settings.secret, logger: base, stopUnplaced: (id) => stopUnplaced(pool, id, o.notifier) }));
     },
-    upgrade: ownerUpgrade({ pool, instanceId: settings.instanceId, secret: settings.secret, logger: log }),
+    upgrade: ownerUpgrade({ pool, instanceId: settings.instanceId, secret: settings.secret, logger: base }),
     startConsumer(supervisor) {
       local = supervisor;
       placement.startConsumer(supervisor);

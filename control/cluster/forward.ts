@@ -14,6 +14,7 @@ import type { Logger } from "../../shared/log/logger.ts";
 import { AppError } from "../http/errors.ts";
 import { alive } from "./instances.ts";
 import { isForwarded } from "./internal.ts";
+import { routeTemplate } from "./route-template.ts";
 
 /** Headers of one hop only (RFC 9110 7.6.1), never passed on. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", SECRET_HEADER, VIA_HEADER]);
@@ -47,6 +48,8 @@ export function ownerForwarding(o: ForwardOptions): RequestHandler {
         }
         // Unknown, not placed yet, ours, or on a dead instance: answered here (404, 409, the stored outcome).
         if (!owner?.instanceId || owner.instanceId === o.instanceId || !owner.alive || !owner.url) return next();
+        // Counted under the route it will match at the owner, not as `unmatched`.
+        res.locals.route ??= routeTemplate(req.app, req.method, req.path);
         forward(req, res, `${owner.url}${INTERNAL_PREFIX}${FORWARD_PATH}${req.originalUrl}`, o, agents, (err) => {
           log.warn({ err: err.message, session_id: sessionId, owner: owner.instanceId }, "forwarding to the session's instance failed");
           next(new AppError("service_unavailable", { message: "The instance running this session cannot be reached; try again.", headers: { "Retry-After": "5" } }));

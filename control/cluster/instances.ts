@@ -38,17 +38,18 @@ export class Instances {
   }
 
   /** Registers (or re-registers after a restart) this instance as active with a fresh heartbeat. */
-  async register(url: string, maxSessions: number): Promise<void> {
+  async register(url: string, maxSessions: number, diskRoom: boolean): Promise<void> {
     await this.pool.query(
-      `INSERT INTO "ClusterInstance" (id, url, state, "maxSessions", "startedAt", "heartbeatAt") VALUES ($1, $2, 'active', $3, ${NOW_UTC}, ${NOW_UTC})
-       ON CONFLICT (id) DO UPDATE SET url = EXCLUDED.url, state = 'active', "maxSessions" = EXCLUDED."maxSessions", "startedAt" = ${NOW_UTC}, "heartbeatAt" = ${NOW_UTC}`,
-      [this.id, url, maxSessions],
+      `INSERT INTO "ClusterInstance" (id, url, state, "maxSessions", "diskRoom", "startedAt", "heartbeatAt") VALUES ($1, $2, 'active', $3, $4, ${NOW_UTC}, ${NOW_UTC})
+       ON CONFLICT (id) DO UPDATE SET url = EXCLUDED.url, state = 'active', "maxSessions" = EXCLUDED."maxSessions", "diskRoom" = EXCLUDED."diskRoom", "startedAt" = ${NOW_UTC}, "heartbeatAt" = ${NOW_UTC}`,
+      [this.id, url, maxSessions, diskRoom],
     );
   }
 
-  async heartbeat(): Promise<void> {
+  /** The heartbeat, with this instance's disk verdict (disk-room.ts) for admission. */
+  async heartbeat(diskRoom: boolean): Promise<void> {
     try {
-      await this.pool.query(`UPDATE "ClusterInstance" SET "heartbeatAt" = ${NOW_UTC} WHERE id = $1`, [this.id]);
+      await this.pool.query(`UPDATE "ClusterInstance" SET "heartbeatAt" = ${NOW_UTC}, "diskRoom" = $2 WHERE id = $1`, [this.id, diskRoom]);
     } catch (err) {
       this.#healthySince = null;
       throw err;

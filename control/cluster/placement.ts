@@ -5,7 +5,9 @@
  *
  * - Admission: joins are serialised cluster-wide by an advisory lock; under it the free slots of
  *   live, active instances minus the sessions still waiting for a slot decide between a new
- *   session and 503. So the cluster never queues more than it can run.
+ *   session and 503, and the free slots of those with room on disk (disk-room.ts) between a new
+ *   session and 507. So the cluster never queues more than it can run.
+ * - An instance without room in RECORDINGS_DIR takes no jobs, as one without a free slot.
  * - Never more than MAX_CONCURRENT_SESSIONS per instance, whatever the races: an instance only
  *   consumes while it has a free slot, takes each job through the supervisor's synchronous slot
  *   reservation, and claims the row with a conditional update (`instanceId IS NULL`), so a job
@@ -21,7 +23,9 @@ import type { CreateOutcome, NewSession, SessionRepo } from "../bot/session-repo
 import { RUNNING_STATUSES } from "../bot/session-repo.ts";
 import type { Supervisor } from "../bot/supervisor/supervisor.ts";
 import { AppError } from "../http/errors.ts";
+import { metrics } from "../metrics/index.ts";
 import type { Logger } from "../../shared/log/logger.ts";
+import type { DiskRoom } from "./disk-room.ts";
 import { alive } from "./instances.ts";
 
 export const PLACEMENT_QUEUE = "toamaisutaa-session-placement";
@@ -44,6 +48,7 @@ export interface PlacementOptions {
   repo: SessionRepo;
   instanceId: string;
   maxSessions: number;
+  disk: DiskRoom;
   logger: Logger;
 }
 
@@ -72,7 +77,10 @@ export class Placement {
       });
   }
 
-  /** Writes the session and its job, or returns the active session holding the reference; 503 when the cluster is full. */
+  /**
+   * Writes the session and its job, or returns the active session holding the reference; 503 when
+   * the cluster is full, 507 when no instance with a free slot has room on disk for the session.
+   */
   async admit(input: NewSession): Promise<CreateOutcome> {
     const client = await this.o.pool.connect();
     let locked = false;
@@ -83,18 +91,29 @@ export class Placement {
         const existing = await this.o.repo.findActiveByReference(input.reference);
         if (existing) return { created: false, row: existing };
       }
-      const { rows } = await client.query<{ free: number; waiting: number }>(
-        `WITH live AS (SELECT i.id, i."maxSessions" FROM "ClusterInstance" i WHERE i.state = 'active' AND ${alive("i")}),
+      const { rows } = await client.query<{ free: number; roomy: number; waiting: number }>(
+        `WITH live AS (SELECT i.id, i."maxSessions", i."diskRoom" FROM "ClusterInstance" i WHERE i.state = 'active' AND ${alive("i")}),
               load AS (SELECT b."instanceId" AS id, count(*)::int AS n FROM "BotSession" b
-                       WHERE b.status IN (${RUNNING_SQL}) AND b."instanceId" IN (SELECT id FROM live) GROUP BY b."instanceId")
-         SELECT COALESCE((SELECT sum(GREATEST(live."maxSessions" - COALESCE(load.n, 0), 0)) FROM live LEFT JOIN load USING (id)), 0)::int AS free,
+                       WHERE b.status IN (${RUNNING_SQL}) AND b."instanceId" IN (SELECT id FROM live) GROUP BY b."instanceId"),
+              slots AS (SELECT live."diskRoom", GREATEST(live."maxSessions" - COALESCE(load.n, 0), 0) AS n FROM live LEFT JOIN load USING (id))
+         SELECT COALESCE((SELECT sum(n) FROM slots), 0)::int AS free,
+                COALESCE((SELECT sum(n) FROM slots WHERE "diskRoom"), 0)::int AS roomy,
                 (SELECT count(*)::int FROM "BotSession" b WHERE b.status = 'joining' AND b."instanceId" IS NULL) AS waiting`,
       );
-      const { free = 0, waiting = 0 } = rows[0] ?? {};
+      // The sessions waiting for a slot go to instances with room on disk: only those take jobs.
+      const { free = 0, roomy = 0, waiting = 0 } = rows[0] ?? {};
       if (free - waiting <= 0) {
+        metrics.joinRefused();
         throw new AppError("service_unavailable", {
           message: "Every instance of the cluster is running MAX_CONCURRENT_SESSIONS sessions; try again later.",
           headers: { "Retry-After": String(RETRY_AFTER_SECONDS) },
+        });
+      }
+      if (roomy - waiting <= 0) {
+        throw new AppError("insufficient_storage", {
+          message:
+            "Not enough free disk space for another session: no instance of the cluster with a free slot can hold one more session's worst case " +
+            "in RECORDINGS_DIR beside its running sessions and MIN_FREE_DISK_MB (its /readyz names the free space). Free space or lower MAX_RECORDING_MINUTES.",
         });
       }
       const outcome = await this.o.repo.create(input);
@@ -133,7 +152,7 @@ export class Placement {
   refresh(): void {
     this.toggling = this.toggling.then(async () => {
       const supervisor = this.supervisor;
-      const want = this.consuming && supervisor !== null && supervisor.activeCount() < this.o.maxSessions;
+      const want = this.consuming && supervisor !== null && supervisor.activeCount() < this.o.maxSessions && this.o.disk.room;
       if (want && this.workerId === null) {
         this.workerId = await this.boss.work<PlacementJob>(PLACEMENT_QUEUE, { batchSize: 1, localConcurrency: 1, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 2 }, (jobs) => this.take(jobs));
       } else if (!want && this.workerId !== null) {
@@ -154,6 +173,11 @@ export class Placement {
       }
       let launched = false;
       try {
+        // The heartbeat's verdict may be a moment old: the disk is asked again before the claim.
+        if (!(await this.o.disk.check(supervisor.recordings()))) {
+          this.refresh();
+          throw new Error("no room in RECORDINGS_DIR on this instance");
+        }
         const row = await this.claim(job.data.sessionId);
         if (!row) continue;
         launched = true;

@@ -6,6 +6,8 @@
 import { hostname } from "node:os";
 import { ConfigError } from "../config/error.ts";
 import type { Config } from "../config/schema.ts";
+import type { DiskCheck } from "../bot/disk/space.ts";
+import type { RecordingFormat } from "../../shared/journal/records.ts";
 
 export interface ClusterSettings {
   instanceId: string;
@@ -15,6 +17,8 @@ export interface ClusterSettings {
   maxSessions: number;
   /** How long SIGTERM keeps running sessions recording before the ordinary shutdown. */
   drainMs: number;
+  /** The /join disk check of this instance's RECORDINGS_DIR (disk-room.ts), for a session of the configured format. */
+  disk: DiskCheck & { format: RecordingFormat };
 }
 
 /** Instance ids name rows, log lines and (in Kubernetes) pods: DNS-label characters only. */
@@ -32,6 +36,12 @@ export function clusterSettings(config: Config): ClusterSettings | null {
     secret: b.CLUSTER_SECRET.trim(),
     maxSessions: b.MAX_CONCURRENT_SESSIONS,
     drainMs: (b.DRAIN_TIMEOUT_SECONDS ?? Math.ceil(b.MAX_RECORDING_MINUTES * 60)) * 1000,
+    disk: {
+      recordingsDir: b.RECORDINGS_DIR,
+      minFreeMb: b.MIN_FREE_DISK_MB,
+      format: b.RECORDING_FORMAT,
+      limits: { maxRecordingMinutes: b.MAX_RECORDING_MINUTES, lobbyWaitMinutes: b.MEETING_WAIT_FOR_LOBBY },
+    },
   };
 }
 

@@ -66,7 +66,7 @@ export function startTakeover(o: TakeoverOptions): { sweep(): Promise<Lost[]>; s
       [o.instanceId],
     );
     for (const lost of rows) {
-      log.warn({ session_id: lost.id, instance: lost.instanceId }, "instance lost: session marked interrupted");
+      log.warn({ session_id: lost.id, lost_instance: lost.instanceId }, "instance lost: session marked interrupted");
       await o.notifier.statusChanged({
         sessionId: lost.id,
         reference: lost.reference,

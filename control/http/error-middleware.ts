@@ -1,10 +1,12 @@
 /**
  * The one place that writes error responses. Handlers throw; this maps AppError to its wire
- * shape, body-parser and multer failures to catalogue codes, and anything else to a generic 500
- * with the request id (details go to the log, never to the wire).
+ * shape, body-parser and multer failures to catalogue codes, an unreachable database to 503 with
+ * Retry-After, and anything else to a generic 500 with the request id (details go to the log,
+ * never to the wire).
  */
 import type { ErrorRequestHandler, Request } from "express";
 import { AppError, type ErrorFamily } from "./errors.ts";
+import { databaseUnavailable, isDatabaseUnreachable } from "./database-unreachable.ts";
 
 /**
  * The configured prefix as the auth router is mounted (leading slash, no trailing one), so
@@ -50,7 +52,8 @@ export function errorMiddleware(authPrefix: string): ErrorRequestHandler {
       return;
     }
     const family = errorFamily(req, authPrefix);
-    const appError = error instanceof AppError ? error : fromInfrastructure(error, family);
+    const appError =
+      error instanceof AppError ? error : (fromInfrastructure(error, family) ?? (isDatabaseUnreachable(error) ? databaseUnavailable(error) : undefined));
     if (!appError) {
       req.log.error({ err: error }, "unhandled error");
       const id = String(req.id);

@@ -64,8 +64,8 @@ export function joinRoute({ target, config, repo, supervisor, auth, now, cluster
       200: { description: "the new session, or the active one holding the same reference", schema: joinResponseSchema },
       401: { description: "missing or wrong BOT_ACCESS_TOKEN" },
       422: { description: "invalid body" },
-      503: { description: "MAX_CONCURRENT_SESSIONS sessions are running; see Retry-After" },
-      507: { description: "RECORDINGS_DIR cannot hold this session's worst case beside the running ones and MIN_FREE_DISK_MB" },
+      503: { description: "MAX_CONCURRENT_SESSIONS sessions are running (in cluster mode: on every instance); see Retry-After" },
+      507: { description: "RECORDINGS_DIR cannot hold this session's worst case beside the running ones and MIN_FREE_DISK_MB (in cluster mode: on any instance with a free slot)" },
     },
     handler: async ({ body, res }) => {
       const reference = body.reference ?? null;
@@ -75,7 +75,9 @@ export function joinRoute({ target, config, repo, supervisor, auth, now, cluster
         if (existing) return void res.json({ success: true, message: existingMessage, session: summaryView(existing) });
       }
       if (cluster) {
-        // Cluster mode (#19): the session and its placement job; an instance with a free slot takes it.
+        // Cluster mode (#19): the session and its placement job; an instance with a free slot and
+        // room on disk takes it. The slot and disk gates (503, 507) are the cluster's, not this
+        // instance's: the session may run elsewhere (control/cluster/placement.ts).
         const outcome = await cluster.admit(newSession(body, reference, config.bot.RECORDING_FORMAT, now()));
         const message = outcome.created ? "The bot is joining the meeting." : existingMessage;
         return void res.json({ success: true, message, session: summaryView(outcome.row) });

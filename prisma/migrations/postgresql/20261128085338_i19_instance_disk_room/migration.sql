@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "ClusterInstance" ADD COLUMN     "diskRoom" BOOLEAN NOT NULL DEFAULT true;
