@@ -1,7 +1,8 @@
 /**
  * Takeover (issue #19 "Liveness and takeover"): every instance sweeps every TAKEOVER_SWEEP_MS for
  * running sessions of instances whose heartbeat is older than DEAD_AFTER_MS and marks them
- * `interrupted` with `end_reason` `instance_lost`. The update is conditional (still running, the
+ * `interrupted` with `end_reason` `instance_lost`, ended when their instance was last heard of
+ * (its last heartbeat), not when the sweep noticed. The update is conditional (still running, the
  * owner still dead), so of several sweeping instances exactly one wins each session and sends its
  * `status_changed`. The `finished` webhook stays with the owner: it alone holds the journal and
  * the recording, and sends it once it is back and has stored the file (control/bot/recovery.ts).
@@ -57,8 +58,8 @@ export function startTakeover(o: TakeoverOptions): { sweep(): Promise<Lost[]>; s
   };
   const markLost = async (): Promise<Lost[]> => {
     const { rows } = await o.pool.query<Lost>(
-      `UPDATE "BotSession" b SET status = 'interrupted', "endReason" = 'instance_lost', "endedAt" = ${NOW_UTC}, "updatedAt" = ${NOW_UTC}, "activeReference" = NULL
-       FROM (SELECT s.id, s.status FROM "BotSession" s JOIN "ClusterInstance" i ON i.id = s."instanceId"
+      `UPDATE "BotSession" b SET status = 'interrupted', "endReason" = 'instance_lost', "endedAt" = GREATEST(old."lastSeen", b."createdAt"), "updatedAt" = ${NOW_UTC}, "activeReference" = NULL
+       FROM (SELECT s.id, s.status, i."heartbeatAt" AS "lastSeen" FROM "BotSession" s JOIN "ClusterInstance" i ON i.id = s."instanceId"
              WHERE s.status IN (${RUNNING_SQL}) AND s."instanceId" <> $1 AND NOT ${alive("i")}
              FOR UPDATE OF s SKIP LOCKED) old
        WHERE b.id = old.id AND b.status IN (${RUNNING_SQL})

@@ -15,7 +15,7 @@ import { MEETING_URL } from "../bot/fixtures/bot-app.ts";
 import { startReceiver } from "../bot/fixtures/receiver.ts";
 import { CLUSTER_SECRET, clusterDatabase, startInProcessNode, waitFor, type ClusterDatabase, type InProcessNode } from "./fixtures/cluster.ts";
 import { startTcpProxy, type TcpProxy } from "./fixtures/tcp-proxy.ts";
-import { DEAD_AFTER_MS, INTERNAL_PREFIX, SECRET_HEADER, TAKEOVER_SWEEP_MS } from "../../shared/cluster/protocol.ts";
+import { DEAD_AFTER_MS, HEARTBEAT_INTERVAL_MS, INTERNAL_PREFIX, SECRET_HEADER, TAKEOVER_SWEEP_MS } from "../../shared/cluster/protocol.ts";
 
 type Json = Record<string, unknown>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -55,9 +55,13 @@ describe("instances cut off from the database (fake worker)", { skip: !providers
     const onB = sessions.get("fence-b")!;
     const onA = sessions.get("fence-a")!;
 
+    const cutAt = Date.now();
     proxy.cut();
     const lost = await waitFor(a, onB, (s) => s.status === "interrupted", DEAD_AFTER_MS + 30_000);
     assert.equal(lost.end_reason, "instance_lost");
+    // Ended when b was last heard of (its last heartbeat before the cut), not when a noticed.
+    const endedAt = Date.parse(String(lost.ended_at));
+    assert.ok(endedAt <= cutAt + 500 && endedAt >= cutAt - HEARTBEAT_INTERVAL_MS - 1_000, `ended ${String(lost.ended_at)}, cut ${new Date(cutAt).toISOString()}`);
     proxy.restore();
     const finished = await receiver.waitFor((e) => e.event === "finished" && e.session_id === onB, 30_000);
     assert.equal(finished.status, "interrupted", JSON.stringify(finished));
