@@ -58,7 +58,7 @@ export function startTakeover(o: TakeoverOptions): { sweep(): Promise<Lost[]>; s
   };
   const markLost = async (): Promise<Lost[]> => {
     const { rows } = await o.pool.query<Lost>(
-      `UPDATE "BotSession" b SET status = 'interrupted', "endReason" = 'instance_lost', "endedAt" = GREATEST(old."lastSeen", b."createdAt"), "updatedAt" = ${NOW_UTC}, "activeReference" = NULL
+      `UPDATE "BotSession" b SET status = 'interrupted', "endReason" = 'instance_lost', "endedAt" = GREATEST(old."lastSeen", b."createdAt", b."joinedAt"), "updatedAt" = ${NOW_UTC}, "activeReference" = NULL
        FROM (SELECT s.id, s.status, i."heartbeatAt" AS "lastSeen" FROM "BotSession" s JOIN "ClusterInstance" i ON i.id = s."instanceId"
              WHERE s.status IN (${RUNNING_SQL}) AND s."instanceId" <> $1 AND NOT ${alive("i")}
              FOR UPDATE OF s SKIP LOCKED) old
