@@ -7,10 +7,8 @@ import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { sweepExpired } from "../../control/auth/cleanup/sweep.ts";
 import type { AuthContext } from "../../control/auth/context.ts";
-import { signInStoreFor } from "../../control/auth/sign-in/sign-in-store.ts";
-import { sessionStoreFor } from "../../control/auth/tokens/session-store.ts";
 import { providers } from "../harness/databases.ts";
-import { cheapHasher, startAuthApp, type AuthTestApp, type TokenPair } from "./helpers.ts";
+import { contextOf, startAuthApp, type AuthTestApp, type TokenPair } from "./helpers.ts";
 
 for (const provider of providers()) {
   describe(`cleanup sweep (${provider})`, () => {
@@ -18,20 +16,7 @@ for (const provider of providers()) {
     let ctx: AuthContext;
     before(async () => {
       app = await startAuthApp(provider);
-      ctx = {
-        config: app.config,
-        db: app.db,
-        provider,
-        sessions: sessionStoreFor(app.server.database.driver),
-        signIn: signInStoreFor(app.server.database.driver),
-        logger: app.logs.logger,
-        now: app.clock.now,
-        hooks: {},
-        hasher: cheapHasher(),
-        roleProvider: undefined,
-        audit: () => {},
-        prefix: "/auth",
-      };
+      ctx = contextOf(app, provider);
     });
     after(async () => {
       assert.deepEqual(app.logs.leaks(app.secrets), []);

@@ -12,10 +12,8 @@ import { after, before, describe, test } from "node:test";
 import type { Request } from "express";
 import type { AuthContext } from "../../control/auth/context.ts";
 import { trustDevice } from "../../control/auth/devices/trust.ts";
-import { signInStoreFor } from "../../control/auth/sign-in/sign-in-store.ts";
-import { sessionStoreFor } from "../../control/auth/tokens/session-store.ts";
 import { providers } from "../harness/databases.ts";
-import { cheapHasher, startAuthApp, type AuthTestApp, type TokenPair } from "./helpers.ts";
+import { contextOf, startAuthApp, type AuthTestApp, type TokenPair } from "./helpers.ts";
 import { challengeFor, freshCode, loginWith, registerEnrolled, verify } from "./twofactor-helpers.ts";
 
 const CAP = 1;
@@ -33,20 +31,7 @@ for (const provider of providers()) {
 
     test("16 trusts of one user started at once leave exactly MaxDevicesPerUser live devices", async () => {
       const { userId } = await app.register("Burst", "burst@example.com");
-      const ctx: AuthContext = {
-        config: app.config,
-        db: app.db,
-        provider,
-        sessions: sessionStoreFor(app.server.database.driver),
-        signIn: signInStoreFor(app.server.database.driver),
-        logger: app.logs.logger,
-        now: app.clock.now,
-        hooks: {},
-        hasher: cheapHasher(),
-        roleProvider: undefined,
-        audit: () => {},
-        prefix: "/auth",
-      };
+      const ctx: AuthContext = contextOf(app, provider);
       const req = { headers: {}, ip: "127.0.0.1" } as unknown as Request;
       const stamp = (await app.db.user.findUniqueOrThrow({ where: { id: userId } })).securityStamp;
       const issued = await Promise.all(Array.from({ length: 16 }, () => trustDevice(ctx, { userId, label: null, req, twoFactorAt: app.clock.now(), stamp })));

@@ -2,6 +2,9 @@
  * Shared set-up of the identity-service suites: the real server on a fresh database with a cheap
  * (but real, PBKDF2) hasher, a movable clock, captured hook messages and audit events.
  */
+import type { AuthContext } from "../../control/auth/context.ts";
+import { signInStoreFor } from "../../control/auth/sign-in/sign-in-store.ts";
+import { sessionStoreFor } from "../../control/auth/tokens/session-store.ts";
 import { randomUUID } from "node:crypto";
 import { SignJWT } from "jose";
 import type { AuditEvent, HookMessage, PasswordHasher } from "../../control/app/host.ts";
@@ -124,3 +127,22 @@ export function decodePayload(jwt: string): Record<string, unknown> {
   const part = jwt.split(".")[1] ?? "";
   return JSON.parse(Buffer.from(part, "base64url").toString("utf8")) as Record<string, unknown>;
 }
+
+/** The AuthContext the service builds, over a test app's database, for tests that call its modules directly. */
+export function contextOf(app: AuthTestApp, provider: Provider): AuthContext {
+  return {
+    config: app.config,
+    db: app.db,
+    provider,
+    sessions: sessionStoreFor(app.server.database.driver),
+    signIn: signInStoreFor(app.server.database.driver),
+    logger: app.logs.logger,
+    now: app.clock.now,
+    hooks: {},
+    hasher: cheapHasher(),
+    roleProvider: undefined,
+    audit: () => {},
+    prefix: "/auth",
+  };
+}
+
