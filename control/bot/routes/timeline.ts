@@ -13,7 +13,7 @@ import { isFinal } from "../session-repo.ts";
 import { timelineCachePath } from "../timeline/store-timeline.ts";
 import { sessionOr404 } from "./session-or-404.ts";
 
-export function timelineRoute({ target, repo, auth, config, now }: BotRouteDeps): void {
+export function timelineRoute({ target, repo, auth, config, now, cluster }: BotRouteDeps): void {
   const recordingsDir = config.bot.RECORDINGS_DIR;
   mountRoute(target, {
     method: "get",
@@ -27,12 +27,20 @@ export function timelineRoute({ target, repo, auth, config, now }: BotRouteDeps)
       200: { description: "the speaker timeline (offsets in seconds from the recording's first sample)", schema: timelineSchema },
       401: { description: "missing or wrong token" },
       404: { description: "unknown session, or a finished session that has no timeline (never admitted)" },
+      503: { description: "cluster mode: the timeline is kept by another instance, which cannot be reached now" },
     },
     handler: async ({ params, res }) => {
       const row = await sessionOr404(repo, params.session_id);
       let timeline: Timeline | null;
       if (isFinal(row.status)) {
         timeline = await readStored(timelineCachePath(timelineCacheDirOf(recordingsDir), row.id));
+        if (!timeline && row.timelineFile && cluster && row.instanceId && row.instanceId !== cluster.settings.instanceId) {
+          // Its copy is on the instance that ran it (the forwarding found that one down).
+          throw new AppError("service_unavailable", {
+            message: `This session's timeline is kept by instance ${row.instanceId}, which cannot be reached now; it is also stored as ${row.timelineFile}.`,
+            headers: { "Retry-After": "30" },
+          });
+        }
         if (!timeline) throw new AppError("not_found", { message: "This session has no timeline: the bot was never in the call." });
       } else {
         const records = await readTimelineJournal(sessionPaths(recordingsDir, row.id, row.recordingFormat === "flac" ? "flac" : "wav").timeline);
