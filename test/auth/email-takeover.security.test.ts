@@ -54,6 +54,25 @@ for (const provider of providers()) {
       assert.equal(again.status, 409);
     });
 
+    test("an address several accounts typed and none proved gets no reset or magic link until one proves it", async () => {
+      const first = await app.register("typed-first", "shared@example.com");
+      const owner = await app.register("typed-second", "Shared@example.com");
+      const [resets, links] = [app.of("passwordReset").length, app.of("magicLink").length];
+      assert.equal((await app.request("POST", "/auth/password/forgot", { body: { email: "shared@example.com" } })).status, 204);
+      assert.equal((await app.request("POST", "/auth/magic-link", { body: { email: "shared@example.com" } })).status, 204);
+      await app.settle();
+      assert.equal(app.of("passwordReset").length, resets, "no reset link to whichever account typed it first");
+      assert.equal(app.of("magicLink").length, links, "no magic link to whichever account typed it first");
+
+      // The mailbox's owner signs in by name and proves it: the link now opens the owner's account.
+      const link = await requestLink(owner.pair.access_token, "shared@example.com");
+      assert.equal((await app.request("POST", "/auth/email/verify", { body: { token: link } })).status, 204);
+      assert.equal((await app.request("POST", "/auth/magic-link", { body: { email: "shared@example.com" } })).status, 204);
+      await eventually(() => app.of("magicLink").length > links, "the magic link");
+      assert.equal(app.of("magicLink").at(-1)?.userId, owner.userId);
+      assert.notEqual(owner.userId, first.userId);
+    });
+
     test("two accounts proving one address concurrently: exactly one holds it", async () => {
       const a = await app.register("racer-a", "ra@example.com");
       const b = await app.register("racer-b", "rb@example.com");

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { AuthContext } from "../context.ts";
+import { mailRecipient } from "../email/mail-recipient.ts";
 import { normaliseEmail } from "../sign-in/find-credential.ts";
 import { hashToken, newOpaqueToken } from "../tokens/opaque.ts";
 import { buildLink } from "../hooks/index.ts";
@@ -13,13 +14,15 @@ import { hookFailureFields } from "../single-use/deliver.ts";
 
 export const PASSWORD_RESET = "password-reset";
 
-export type ForgotOutcome = "sent" | "no-account" | "unverified" | "cooldown" | "no-address";
+export type ForgotOutcome = "sent" | "no-account" | "ambiguous" | "unverified" | "cooldown" | "no-address";
 
 /** The background half of forgot: lookup, cooldown, token, hook. Never throws for a hook failure. */
 export async function sendPasswordReset(ctx: AuthContext, email: string): Promise<ForgotOutcome> {
   const normalized = normaliseEmail(email);
-  const candidates = await ctx.db.passwordCredential.findMany({ where: { normalizedEmail: normalized }, orderBy: { createdAt: "asc" }, take: 20 });
-  const credential = candidates.find((c) => c.emailConfirmedAt !== null) ?? candidates[0];
+  // Several accounts typed the address and none proved it: no link (email/mail-recipient.ts).
+  const recipient = await mailRecipient(ctx.db, normalized);
+  if (recipient && "ambiguous" in recipient) return "ambiguous";
+  const credential = recipient?.credential;
   if (!credential) return "no-account";
   // Account rule 9: with the switch on, an address nobody proved cannot receive a reset.
   if (ctx.config.LocalLogin.RequireVerifiedEmailForPasswordReset && credential.emailConfirmedAt === null) return "unverified";
