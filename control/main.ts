@@ -24,6 +24,11 @@ try {
 const SHUTDOWN_MARGIN_SECONDS = 30;
 
 const logger = createLogger({ level: config.server.LOG_LEVEL });
+// A promise nobody awaited that failed is a bug to log, not a reason to end every meeting this
+// instance records (its workers leave with it). Thrown exceptions still end the process.
+process.on("unhandledRejection", (reason) => {
+  logger.error({ err: reason }, "unhandled promise rejection: a bug, logged; the service goes on");
+});
 try {
   const running = await startServer(config, logger);
   logger.info({ url: running.url, database: running.database.provider }, "listening");

@@ -39,8 +39,11 @@ function fromInfrastructure(error: unknown, family: ErrorFamily): AppError | und
   if (error instanceof URIError && e.status === 400) return new AppError("not_found", { cause: error });
   if (e.type === "entity.too.large" || e.code === "LIMIT_FILE_SIZE") return new AppError("payload_too_large", { cause: error });
   if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") return new AppError("unsupported_media_type", { cause: error });
-  if (e.code === "LIMIT_UNEXPECTED_FILE" || e.code === "LIMIT_PART_COUNT" || e.code === "LIMIT_FIELD_COUNT") {
-    return new AppError("validation_failed", { items: [{ loc: ["body", "file"], msg: e.message ?? "Unexpected form field", type: "value_error" }] });
+  // Every other limit of a multipart form (a second file, too many fields or parts, a long name).
+  if (error instanceof Error && error.name === "MulterError") {
+    const field = (error as { field?: string }).field;
+    const loc = e.code === "LIMIT_UNEXPECTED_FILE" || e.code === "LIMIT_FILE_COUNT" ? ["body", "file"] : field ? ["body", field] : ["body"];
+    return new AppError("validation_failed", { items: [{ loc, msg: e.message ?? "Unexpected form field", type: "value_error" }], cause: error });
   }
   return undefined;
 }

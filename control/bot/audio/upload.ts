@@ -9,6 +9,7 @@ import { mkdir, rm } from "node:fs/promises";
 import { extname, join } from "node:path";
 import type { RequestHandler } from "express";
 import multer from "multer";
+import { AppError } from "../../http/errors.ts";
 import type { SessionRunner } from "../supervisor/session-runner.ts";
 import { audioSession, type AudioDeps } from "./worker-call.ts";
 
@@ -35,11 +36,24 @@ export function uploadMiddleware(deps: AudioDeps): RequestHandler {
         }),
         limits: { fileSize: limitBytes, files: 1, fields: 10 },
       }).single(UPLOAD_FIELD);
-      // Anything not handed to the worker (422, 409, 413 after a partial write) is deleted.
+      // Anything not handed to the worker (422, 409, 413 after a partial write) is deleted. A form
+      // multer gave up on (a second file, too many fields) may leave `req.file` without a path;
+      // multer removes what it wrote then.
       res.once("finish", () => {
-        if (res.statusCode >= 400 && req.file) void rm(req.file.path, { force: true });
+        const path = req.file?.path;
+        if (res.statusCode >= 400 && typeof path === "string") rm(path, { force: true }).catch((err: unknown) => req.log.warn({ err }, "a refused upload could not be deleted"));
       });
-      upload(req, res, next);
+      upload(req, res, (err?: unknown) => next(err === undefined ? undefined : malformedForm(err)));
     })().catch(next);
   };
+}
+
+/**
+ * What the form parser (busboy, through multer) refuses: a body cut short, a bad part header, no
+ * boundary. Those errors carry no `code`; a disk error writing the file (ENOSPC...) and multer's
+ * own limits (MulterError, mapped by the error middleware) pass as they are.
+ */
+function malformedForm(err: unknown): unknown {
+  if (!(err instanceof Error) || err.name === "MulterError" || "code" in err || err instanceof AppError) return err;
+  return new AppError("validation_failed", { items: [{ loc: ["body"], msg: `The form could not be read: ${err.message}`, type: "value_error" }], cause: err });
 }
