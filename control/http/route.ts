@@ -5,7 +5,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response, Router } from "express";
 import type { z } from "zod";
-import type { ErrorFamily } from "./errors.ts";
+import { AppError, type ErrorFamily } from "./errors.ts";
 import type { DocumentedRoute, OpenApiRegistry } from "./openapi.ts";
 import { parseInput } from "./validate.ts";
 
@@ -43,6 +43,7 @@ export function mountRoute<BS extends z.ZodType | undefined = undefined, QS exte
   target.registry.add({ ...doc, family, path: `${target.prefix}${path}` || "/", body, query });
   const run = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
+      if (body && family === "bot" && !spec.bodyContentType && req.body === undefined && carriesBody(req)) throw notAnObject();
       const parsedBody = body ? parseInput(body, req.body, "body", family) : undefined;
       const parsedQuery = query ? parseInput(query, req.query, "query", family) : undefined;
       await handler({
@@ -63,4 +64,19 @@ export function mountRoute<BS extends z.ZodType | undefined = undefined, QS exte
     next();
   };
   target.router[spec.method](path, named, ...before, run);
+}
+
+/**
+ * A body the JSON parser left alone (`text/plain`, a form): for a bot route that is a body that
+ * is not an object, as pydantic says, never "no body" (an optional body would then take its
+ * defaults and the caller's 8000 Hz would silently be 16000).
+ */
+function carriesBody(req: Request): boolean {
+  return req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+}
+
+function notAnObject(): AppError {
+  return new AppError("validation_failed", {
+    items: [{ loc: ["body"], msg: "Input should be a valid dictionary or object to extract fields from", type: "model_attributes_type" }],
+  });
 }

@@ -62,6 +62,23 @@ for (const provider of providers()) {
       assert.deepEqual((sessions.body as Json).sessions, [], "no refused join created a session");
     });
 
+    test("a body that is not JSON is a 422, never taken for no body (an optional body's defaults)", async (t) => {
+      const app = await startBotApp(t, { provider });
+      const cases: [string, string, string][] = [
+        ["/join", "text/plain", JSON.stringify({ meeting_url: MEETING_URL })],
+        ["/audio/some-session/listen", "text/plain", JSON.stringify({ sample_rate: 8000, channels: 2 })],
+        ["/audio/some-session/listen", "application/x-www-form-urlencoded", "sample_rate=8000&channels=2"],
+      ];
+      for (const [path, type, body] of cases) {
+        const res = await app.request("POST", path, { body, headers: { "content-type": type } });
+        assert.equal(res.status, 422, `${path} ${type}: ${res.text}`);
+        assert.deepEqual((res.body as Json).detail, [{ loc: ["body"], msg: "Input should be a valid dictionary or object to extract fields from", type: "model_attributes_type" }]);
+      }
+      // No body at all is still the optional body's defaults (here: the unknown session's 404).
+      assert.equal((await app.request("POST", "/audio/some-session/listen")).status, 404);
+      assert.deepEqual(((await app.request("GET", "/sessions")).body as Json).sessions, []);
+    });
+
     test("a join answers the session; status carries every field; stop ends it", async (t) => {
       const app = await startBotApp(t, { provider, bot: { BOT_DISPLAY_NAME: "Recorder X" } });
       const join = await app.request("POST", "/join", { body: { meeting_url: MEETING_URL, reference: "ref-1" } });
