@@ -88,9 +88,16 @@ ws.on("message", (data: Buffer, isBinary: boolean) => {
   }
 });
 ws.on("close", (code, reason) => {
-  // 1000: the session ended (or the listener was deleted); 1008: we fell 5 s behind.
+  // 1000: the session ended (or the listener was deleted); 1008: we fell 5 s behind (the same
+  // listen_url may connect again).
   console.log(`listener closed: ${code} ${reason.toString()}`);
   clearInterval(speaker);
   put.end();
 });
-process.once("SIGINT", () => ws.close());
+// Ctrl-C: hand the listener and the stream back (a session has four listeners and one stream;
+// each lives until the session ends or it is deleted), which closes the socket and the PUT.
+process.once("SIGINT", () => {
+  const release = (path: string) =>
+    api("DELETE", path, undefined).catch((err: unknown) => console.error(`could not release ${path.split("/")[3]}:`, err instanceof Error ? err.message : err));
+  void Promise.all([release(`/audio/${SESSION_ID}/listen/${String(listener.token)}`), release(`/audio/${SESSION_ID}/stream`)]).finally(() => ws.close());
+});

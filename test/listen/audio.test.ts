@@ -139,9 +139,16 @@ describe("live listening (real worker, sqlite)", { timeout: 600_000, concurrency
 
     await waitFor("the cut-offs", () => app.logs.lines.filter((l) => l.includes("listener fell behind")).length >= 3, 20_000);
     const cutAfter = Date.now() - pausedAt;
+    // Still not reading well past the close handshake's 3 s: the close frame, behind a second of
+    // 48 kHz stereo that loopback's socket buffers cannot all take, must still reach them.
+    await sleep(5_000);
     for (const [i, s] of stalled.entries()) {
       s.ws.resume();
       assert.deepEqual(await s.closed, { code: CLOSE.tooSlow, reason: CLOSE_REASON.tooSlow });
+      // Told what it lost, also without events: the dropped seconds and the queued one.
+      const overruns = s.events.filter((e) => e.type === "overrun");
+      assert.equal(overruns.length, 1, JSON.stringify(s.events));
+      assert.ok(Number(overruns[0]?.dropped_ms) >= 3000, JSON.stringify(overruns));
       // What it read before it stopped, plus at most the 1 s in flight: nothing was buffered for it.
       assert.ok(s.frames.length <= (readBefore[i] ?? 0) + 60, `${s.frames.length} frames after ${readBefore[i]}`);
     }

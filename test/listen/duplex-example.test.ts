@@ -2,7 +2,8 @@
  * The README's duplex example (examples/duplex.ts) run as a user would run it, against the real
  * service and worker: it hears the meeting's bursts of tone through the listen WebSocket and says
  * each back through the ingest stream, and the meeting (the fixture page's microphone analysis)
- * hears that tone coming from the bot.
+ * hears that tone coming from the bot. Stopped with Ctrl-C it hands its listener back; left to run,
+ * it exits when the session ends.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -32,23 +33,41 @@ test("examples/duplex.ts: the meeting's words come back into the meeting", { tim
   await waitForSession(app, id, (s) => s.status === "recording", 120_000, TOKEN);
   await meeting.waitForPhase("in_call");
 
-  const child = spawn(process.execPath, ["--import", "tsx", EXAMPLE], {
-    env: { ...process.env, BASE_URL: app.url, BOT_ACCESS_TOKEN: TOKEN, SESSION_ID: id },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  cleanups.context.after(() => void child.kill("SIGKILL"));
-  let out = "";
-  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const run = () => {
+    const child = spawn(process.execPath, ["--import", "tsx", EXAMPLE], {
+      env: { ...process.env, BASE_URL: app.url, BOT_ACCESS_TOKEN: TOKEN, SESSION_ID: id },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    cleanups.context.after(() => void child.kill("SIGKILL"));
+    const r = { child, out: "", exited: new Promise<number | null>((resolve) => child.once("exit", resolve)) };
+    child.stdout.on("data", (d: Buffer) => (r.out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (r.out += d.toString()));
+    return r;
+  };
 
+  const first = run();
   const since = Date.now();
-  await waitFor("the parrot to hear an utterance", () => /heard 0\.\d s; saying it back/.test(out), 60_000);
-  assert.match(out, /event: \{"type":"status","status":"recording"\}/);
+  await waitFor("the parrot to hear an utterance", () => /heard 0\.\d s; saying it back/.test(first.out), 60_000);
+  assert.match(first.out, /event: \{"type":"status","status":"recording"\}/);
   // The bot said the meeting's 700 Hz back: the page's microphone hears it.
   await waitHeard(meeting, since, { hz: 700, count: 3, timeoutMs: 30_000 });
 
+  // Ctrl-C gives its listener back: all four of the session's listeners are free again.
+  first.child.kill("SIGINT");
+  assert.equal(await first.exited, 0, first.out);
+  assert.match(first.out, /listener closed: 1000 listener closed/);
+  const tokens: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    const res = await app.request("POST", `/audio/${id}/listen`, { body: {}, token: TOKEN });
+    assert.equal(res.status, 200, `listener ${i + 1} of 4 after the example left: ${res.text}`);
+    tokens.push(String((res.body as Json).token));
+  }
+  for (const t of tokens) assert.equal((await app.request("DELETE", `/audio/${id}/listen/${t}`, { token: TOKEN })).status, 200);
+
+  // One that runs until the session ends exits by itself.
+  const second = run();
+  await waitFor("the second run to listen", () => /event: \{"type":"status","status":"recording"\}/.test(second.out), 60_000);
   assert.equal((await app.request("POST", `/stop/${id}`, { token: TOKEN })).status, 200);
-  assert.equal(await exited, 0, out);
-  assert.match(out, /listener closed: 1000 session ended/);
+  assert.equal(await second.exited, 0, second.out);
+  assert.match(second.out, /listener closed: 1000 session ended/);
 });

@@ -73,13 +73,14 @@ describe("live listening when the bot's processes die (real worker, sqlite)", { 
     });
   }
 
-  test("the worker killed outright: interrupted, 1000, and its parecs go with it", async () => {
+  test("the worker killed outright: the final status interrupted, 1000, and its parecs go with it", async () => {
     const { id, listener, parecs } = await listening();
     const workDir = sessionPaths(app.recordingsDir, id, "wav").workDir;
     const worker = (await listProcesses()).find((p) => p.cmdline.includes(`--session-dir=${workDir}`));
     assert.ok(worker, "the session's worker");
     process.kill(worker.pid, "SIGKILL");
     assert.deepEqual(await listener.closed, { code: CLOSE.normal, reason: CLOSE_REASON.sessionEnded });
+    assert.deepEqual(listener.events.at(-1), { type: "status", status: "interrupted" }, "told the end's status, as for any end");
     await waitForSession(app, id, (s) => s.status === "interrupted", 60_000);
     await gone(parecs);
   });

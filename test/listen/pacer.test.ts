@@ -99,7 +99,11 @@ describe("listener pacer", () => {
     assert.equal(frames * FRAME_MS, CUTOFF_MS, "cut off exactly when 5 s of audio went unread");
     assert.ok((h.cut() ?? 0) >= CUTOFF_MS);
     assert.ok(maxQueued <= (QUEUE_MS / FRAME_MS) * 640 + 100, `held ${maxQueued} bytes`);
-    assert.equal(h.sent.length, FLIGHT_MS / FRAME_MS);
+    // The flight, then one overrun counting everything it lost (the 3 s dropped and the queued
+    // second that now never goes), ahead of the close.
+    assert.equal(h.sent.length, FLIGHT_MS / FRAME_MS + 1);
+    assert.deepEqual(JSON.parse(String(h.sent.at(-1))), { type: "overrun", dropped_ms: CUTOFF_MS - FLIGHT_MS });
+    assert.equal(h.pacer.droppedMs, CUTOFF_MS - FLIGHT_MS);
     // After the cut nothing more is taken in or sent.
     h.pacer.audio(frame(1));
     assert.equal(h.pacer.queuedBytes, 0);

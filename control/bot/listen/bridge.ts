@@ -8,15 +8,22 @@
  */
 import type { Socket } from "node:net";
 import type { WebSocket } from "ws";
+import type { SessionStatus } from "../../../shared/ipc/messages.ts";
 import type { Logger } from "../../../shared/log/logger.ts";
 import { CLOSE, CLOSE_REASON } from "../../../shared/listen/protocol.ts";
 import { FRAME_KIND, FrameDecoder, type EventsHello } from "../../../shared/listen/wire.ts";
 import { PING_MS, Pacer } from "./pacer.ts";
-import type { Listener } from "./registry.ts";
+import type { Listener, ListenerConnection } from "./registry.ts";
 import type { ListenTaps } from "./taps.ts";
 
 /** A consumer that does not answer the close handshake (it stopped reading) is dropped after this. */
 const CLOSE_TIMEOUT_MS = 3_000;
+/**
+ * ... except one cut off for not reading, kept this long: dropping its socket sooner resets the
+ * connection (the kernel still holds frames it has not read), and a consumer that reads again
+ * would see 1006 instead of its `overrun` and 1008. ws's own limit is 30 s.
+ */
+const CUT_OFF_CLOSE_TIMEOUT_MS = 25_000;
 /** How long a worker stream that ended without `end` waits for the supervisor to see the exit. */
 const WORKER_EXIT_WAIT_MS = 3_000;
 
@@ -29,8 +36,11 @@ export interface BridgeOptions {
   taps: ListenTaps;
   listener: Listener;
   logger: Logger;
-  /** Whether the session is over (a worker socket that closes without `end` then means 1000). */
-  sessionOver: () => boolean;
+  /**
+   * Null while the session runs; once it is over, the status it ends with (a worker socket that
+   * closes without `end` then means that final status and 1000).
+   */
+  sessionEnd: () => { status: SessionStatus | null } | null;
   /** Called once the WebSocket closed (the listener may connect again). */
   onClosed?: () => void;
 }
@@ -42,20 +52,30 @@ export function bridgeListener(options: BridgeOptions): void {
   let lost = false;
   let unsubscribe: () => void = () => undefined;
 
-  const close = (code: number, reason: string) => {
+  // The last status this consumer was sent, so a session's end tells it once (finalStatus below).
+  let lastStatus: string | null = null;
+  const close = (code: number, reason: string, finalStatus?: SessionStatus | null) => {
     if (closing) return;
     closing = true;
+    if (finalStatus && listener.events && finalStatus !== lastStatus) {
+      // The worker died before it could say so (killed, crashed): the end's status comes from here.
+      pacer.flush();
+      ws.send(JSON.stringify({ type: "status", status: finalStatus }));
+    }
     pacer.stop();
     clearInterval(ticker);
     events.destroy();
     unsubscribe();
     ws.close(code, reason);
     // A consumer that stopped reading never answers: its socket (and what it holds) goes anyway.
-    setTimeout(() => ws.terminate(), CLOSE_TIMEOUT_MS).unref();
+    setTimeout(() => ws.terminate(), code === CLOSE.tooSlow ? CUT_OFF_CLOSE_TIMEOUT_MS : CLOSE_TIMEOUT_MS).unref();
   };
 
   const pacer = new Pacer({
-    send: (data) => ws.send(data, { binary: typeof data !== "string" }),
+    send: (data) => {
+      if (typeof data === "string") lastStatus = statusOf(data) ?? lastStatus;
+      ws.send(data, { binary: typeof data !== "string" });
+    },
     ping: (payload) => ws.ping(payload),
     cutOff: (behindMs) => {
       log.warn({ behind_ms: behindMs, dropped_ms: pacer.droppedMs }, "listener fell behind; cut off");
@@ -104,7 +124,8 @@ export function bridgeListener(options: BridgeOptions): void {
     const deadline = Date.now() + WORKER_EXIT_WAIT_MS;
     const decide = () => {
       if (closing) return;
-      if (options.sessionOver()) return close(CLOSE.normal, CLOSE_REASON.sessionEnded);
+      const end = options.sessionEnd();
+      if (end) return close(CLOSE.normal, CLOSE_REASON.sessionEnded, end.status);
       if (Date.now() < deadline) return void setTimeout(decide, 100);
       close(CLOSE.internal, CLOSE_REASON.tapFailed);
     };
@@ -139,7 +160,7 @@ export function bridgeListener(options: BridgeOptions): void {
     options.onClosed?.();
   });
 
-  const connection = { close };
+  const connection: ListenerConnection = { close };
   listener.connection = connection;
   const hello: EventsHello = { stream: "events", events: listener.events };
   events.write(`${JSON.stringify(hello)}\n`);
@@ -154,4 +175,14 @@ function parseEnd(payload: Buffer): { code: number; reason: string } {
     // fall through to the default
   }
   return { code: CLOSE.normal, reason: CLOSE_REASON.sessionEnded };
+}
+
+/** The status a text frame announces; null for any other event (a few a second: parsing is cheap). */
+function statusOf(json: string): string | null {
+  try {
+    const v = JSON.parse(json) as { type?: unknown; status?: unknown };
+    return v.type === "status" && typeof v.status === "string" ? v.status : null;
+  } catch {
+    return null;
+  }
 }

@@ -11,7 +11,8 @@
  *   listener wants what is said now, never a stale second instead), and the consumer gets
  *   `{type: "overrun", dropped_ms}` ahead of the audio that follows the gap.
  * - Behind = unacknowledged + queued + dropped since the queue last ran empty: the time the
- *   consumer would be behind real time had nothing been dropped. At CUTOFF_MS it is cut off (1008).
+ *   consumer would be behind real time had nothing been dropped. At CUTOFF_MS it is cut off
+ *   (1008), after one last `overrun` counting everything it lost.
  *
  * Memory per listener is therefore at most FLIGHT_MS + QUEUE_MS of audio and MAX_EVENTS events,
  * whatever the consumer does, and nothing here ever waits on the worker or on another listener.
@@ -172,9 +173,29 @@ export class Pacer {
   #check(): void {
     const behind = this.behindMs;
     if (behind >= CUTOFF_MS && !this.#cut) {
+      const last = this.#lastWords();
       this.stop();
+      for (const data of last) this.#sink.send(data);
       this.#sink.cutOff(behind);
     }
+  }
+
+  /**
+   * What a consumer cut off still gets, behind the audio in flight and before the close frame: one
+   * `overrun` counting all it lost (the gap not yet announced and the audio queued here, which now
+   * never goes), then the events still queued.
+   */
+  #lastWords(): string[] {
+    let lost = 0;
+    const events: string[] = [];
+    for (const item of this.#queue) {
+      if (item.kind === "audio") lost += FRAME_MS;
+      else if (item.overrun) lost += item.overrun.dropped_ms;
+      else events.push(item.data);
+    }
+    this.#droppedTotal += this.#queuedAudio;
+    const overrun: OverrunEvent = { type: "overrun", dropped_ms: lost };
+    return lost > 0 ? [JSON.stringify(overrun), ...events] : events;
   }
 }
 

@@ -6,6 +6,7 @@
  * session; its WebSocket may reconnect meanwhile (after a network drop or a 1008), one at a time.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import type { SessionStatus } from "../../../shared/ipc/messages.ts";
 import { MAX_LISTENERS, type ListenFormat } from "../../../shared/listen/protocol.ts";
 
 /** 32 bytes = 256 bits: guessing is hopeless even at millions of attempts per second. */
@@ -13,9 +14,12 @@ const TOKEN_BYTES = 32;
 
 const digest = (token: string): Buffer => createHash("sha256").update(token, "utf8").digest();
 
-/** A connected WebSocket of a listener; closing it with a code ends the consumer's socket. */
+/**
+ * A connected WebSocket of a listener; closing it with a code ends the consumer's socket. With a
+ * session's final status, a listener of events is told that status first unless it already was.
+ */
 export interface ListenerConnection {
-  close(code: number, reason: string): void;
+  close(code: number, reason: string, finalStatus?: SessionStatus | null): void;
 }
 
 export interface Listener {
@@ -75,17 +79,17 @@ export class ListenerRegistry {
   }
 
   /** Forgets the listener (its URL stops working) and closes its WebSocket with `code`. */
-  revoke(listener: Listener, code: number, reason: string): void {
+  revoke(listener: Listener, code: number, reason: string, finalStatus?: SessionStatus | null): void {
     const list = this.#sessions.get(listener.sessionId) ?? [];
     const rest = list.filter((e) => e !== listener);
     if (rest.length > 0) this.#sessions.set(listener.sessionId, rest);
     else this.#sessions.delete(listener.sessionId);
-    listener.connection?.close(code, reason);
+    listener.connection?.close(code, reason, finalStatus);
   }
 
-  /** Every listener of the session is forgotten and closed (the session ended). */
-  closeSession(sessionId: string, code: number, reason: string): void {
-    for (const entry of this.#sessions.get(sessionId) ?? []) this.revoke(entry, code, reason);
+  /** Every listener of the session is forgotten and closed (the session ended, with `finalStatus`). */
+  closeSession(sessionId: string, code: number, reason: string, finalStatus?: SessionStatus | null): void {
+    for (const entry of this.#sessions.get(sessionId) ?? []) this.revoke(entry, code, reason, finalStatus);
   }
 
   closeAll(code: number, reason: string): void {

@@ -41,7 +41,15 @@ export function listenRoutes(deps: BotRouteDeps, logger: Logger): ListenFeature 
   const watched = new Set<string>();
   const common = { family: "bot", tag: "audio" } as const;
   const log = logger.child({ component: "listen" });
-  const upgrade = listenUpgrade({ registry, logger: log, sessionOver: (id) => !supervisor.get(id) || supervisor.get(id)?.ended === true });
+  const upgrade = listenUpgrade({
+    registry,
+    logger: log,
+    sessionEnd: (id) => {
+      const runner = supervisor.get(id);
+      if (!runner) return { status: null };
+      return runner.ended ? { status: runner.finalStatus } : null;
+    },
+  });
   deps.upgrades?.add(upgrade.handler);
 
   /** Every token of a session dies with it, and its sockets close with 1000. */
@@ -50,7 +58,7 @@ export function listenRoutes(deps: BotRouteDeps, logger: Logger): ListenFeature 
     watched.add(runner.id);
     void runner.done.then(() => {
       watched.delete(runner.id);
-      registry.closeSession(runner.id, CLOSE.normal, CLOSE_REASON.sessionEnded);
+      registry.closeSession(runner.id, CLOSE.normal, CLOSE_REASON.sessionEnded, runner.finalStatus);
     });
   };
 

@@ -7,6 +7,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
+import type { SessionStatus } from "../../../shared/ipc/messages.ts";
 import type { Logger } from "../../../shared/log/logger.ts";
 import { parseListenPath } from "../../../shared/listen/protocol.ts";
 import { refuseUpgrade, type UpgradeHandler } from "../../http/upgrades.ts";
@@ -21,8 +22,8 @@ const MAX_INCOMING_BYTES = 4 * 1024;
 export interface UpgradeDeps {
   registry: ListenerRegistry;
   logger: Logger;
-  /** Whether the session's worker is gone. */
-  sessionOver: (sessionId: string) => boolean;
+  /** Null while the session's worker runs; once it is gone, the status it ends with (null: unknown). */
+  sessionEnd: (sessionId: string) => { status: SessionStatus | null } | null;
 }
 
 export function listenUpgrade(deps: UpgradeDeps): { handler: UpgradeHandler; close(): void } {
@@ -68,7 +69,7 @@ export function listenUpgrade(deps: UpgradeDeps): { handler: UpgradeHandler; clo
         taps,
         listener,
         logger,
-        sessionOver: () => deps.sessionOver(sessionId),
+        sessionEnd: () => deps.sessionEnd(sessionId),
       });
     });
   };

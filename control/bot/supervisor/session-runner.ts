@@ -79,6 +79,12 @@ export class SessionRunner {
     return this.ending;
   }
 
+  /** The status the session ends with, once the worker has gone (null before): what listeners are told last. */
+  get finalStatus(): SessionStatus | null {
+    if (!this.ending) return null;
+    return this.finished ? this.finished.status : this.initFailed ? "error" : "interrupted";
+  }
+
   get record(): boolean {
     return this.row.record;
   }
