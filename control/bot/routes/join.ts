@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { AppError } from "../../http/errors.ts";
+import { ReferenceLock } from "../reference-lock.ts";
 import { mountRoute } from "../../http/route.ts";
 import { normalizeMeetingUrl } from "../../../worker/teams/url.ts";
 import { automaticLeaveSchema, type AutomaticLeave } from "../../../shared/session/automatic-leave.ts";
@@ -51,6 +52,7 @@ export function joinBodySchema(allowedHosts: readonly string[], defaultName: str
 const joinResponseSchema = z.object({ success: z.boolean(), message: z.string(), session: sessionSummarySchema });
 
 export function joinRoute({ target, config, repo, supervisor, auth, now, cluster }: BotRouteDeps): void {
+  const joins = new ReferenceLock();
   mountRoute(target, {
     method: "post",
     path: "/join",
@@ -67,7 +69,7 @@ export function joinRoute({ target, config, repo, supervisor, auth, now, cluster
       503: { description: "MAX_CONCURRENT_SESSIONS sessions are running (in cluster mode: on every instance); see Retry-After" },
       507: { description: "RECORDINGS_DIR cannot hold this session's worst case beside the running ones and MIN_FREE_DISK_MB (in cluster mode: on any instance with a free slot)" },
     },
-    handler: async ({ body, res }) => {
+    handler: ({ body, res }) => joins.run(body.reference ?? null, async () => {
       const reference = body.reference ?? null;
       const existingMessage = "An active session with this reference already exists; no new bot was sent.";
       if (reference !== null) {
@@ -110,7 +112,7 @@ export function joinRoute({ target, config, repo, supervisor, auth, now, cluster
           lease?.giveBack();
         }
       }
-    },
+    }),
   });
 }
 
