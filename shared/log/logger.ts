@@ -1,4 +1,5 @@
 import { pino, type Logger, type LoggerOptions } from "pino";
+import { scrubUrlSecrets } from "./url-secrets.ts";
 
 /**
  * Paths pino blanks before a line is written. Secrets (passwords, refresh, reset, device,
@@ -51,6 +52,9 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     base: { pid: process.pid, ...settings.base },
     redact: { paths: [...REDACTED_PATHS], censor: "[redacted]" },
     timestamp: pino.stdTimeFunctions.isoTime,
+    // Values of a URL's secret parameters (a meeting's passcode), wherever a line quotes one: an
+    // error's message or stack names the URL it failed on, which no path list can foresee.
+    hooks: { streamWrite: scrubUrlSecrets },
   };
   return settings.destination
     ? pino(options, settings.destination as pino.DestinationStream)

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { describe, test, type TestContext } from "node:test";
 import { listProcesses } from "../../shared/process/group.ts";
 import { startTeamsFixture, type MeetingOptions, type TeamsFixture } from "../fixture/teams/server.ts";
+import { freePort } from "../harness/free-port.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
 import { startBotApp, waitForSession, type BotApp } from "./fixtures/bot-app.ts";
 import { checkEvidence, detectionMs } from "./fixtures/evidence.ts";
@@ -96,6 +97,21 @@ describe("error_code for each failure the fixture can produce", { timeout: 900_0
       assert.ok(r.detectMs < NO_TIMEOUT_BOUND_MS, `${c.code} took ${r.detectMs} ms`);
       assert.ok(r.total < JOIN_TIMEOUT_SECONDS * 1000, `${c.code}: the session waited for the join timeout (${r.total} ms)`);
     }
+  });
+
+  test("a page that never loads: meeting_unreachable, and neither its message, the webhooks nor the log lines name the passcode", async (t) => {
+    const closed = await freePort();
+    const receiver = await startReceiver();
+    t.after(() => receiver.close());
+    const app = await startBotApp(t, { worker: "real", bot: { MEETING_ALLOWED_HOSTS: `127.0.0.1:${closed}`, WEBHOOK_URL: receiver.url, BOT_ACCESS_TOKEN: TOKEN } });
+    const e = { app, receiver } as Env;
+    const passcode = "NeverLoadedPass42";
+    const id = await join(e, `http://127.0.0.1:${closed}/meet/123456789012?p=${passcode}`);
+    const { done } = await expectError(e, id, "meeting_unreachable", { secrets: [passcode], expectPage: false });
+    assert.match(String(done.error_message), /never loaded/);
+    assert.doesNotMatch(String(done.error_message), new RegExp(passcode));
+    assert.deepEqual(receiver.events.filter((w) => JSON.stringify(w).includes(passcode)), [], "no webhook names it");
+    assert.deepEqual(app.logs.lines.filter((l) => l.includes(passcode)), [], "no log line names it");
   });
 
   test("a page stuck before the lobby ends prejoin_stuck at JOIN_TIMEOUT_SECONDS; an unknown page unexpected_page after 30 s", async (t) => {

@@ -2,15 +2,10 @@
  * Redaction for everything written as evidence (#16): no passcode, token or typed value may reach
  * a file an operator downloads (GUIDE: secrets never reach an evidence file).
  */
+import { SECRET_PARAMS, scrubUrlSecrets } from "../../shared/log/url-secrets.ts";
+
 const MASK = "[redacted]";
 
-/** Query and fragment parameters that carry secrets in Teams and sign-in URLs (coords holds the passcode). */
-const SECRET_PARAMS = [
-  "p", "pwd", "passcode", "password", "coords", "context", "token", "access_token", "id_token", "refresh_token",
-  "code", "sig", "signature", "key", "skypetoken", "auth", "authorization", "client_secret", "secret", "ticket",
-];
-const PARAM = new RegExp(`([?&#;](?:${SECRET_PARAMS.join("|")})=)[^&#\\s"'<>\\\\]*`, "gi");
-const ENCODED_PARAM = new RegExp(`((?:%3F|%26|%23)(?:${SECRET_PARAMS.join("|")})%3D)(?:(?!%26|%23)[^&#\\s"'<>\\\\])*`, "gi");
 const JSON_FIELD = /("(?:passcode|password|pwd|token|accessToken|access_token|refresh_token|refreshToken|id_token|skypetoken|skypeToken|authorization|secret|coords|meetingCode)"\s*:\s*")[^"]*"/gi;
 const BEARER = /\b(Bearer|Basic|skypetoken=)\s*[A-Za-z0-9._~+/=-]{8,}/gi;
 const JWT = /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g;
@@ -47,7 +42,7 @@ export function createRedactor(secrets: readonly string[] = []): Redactor {
   }
   const ordered = [...literals].sort((a, b) => b.length - a.length);
   return (text) => {
-    let out = text.replace(PARAM, `$1${MASK}`).replace(ENCODED_PARAM, `$1${MASK}`).replace(JSON_FIELD, `$1${MASK}"`).replace(BEARER, `$1 ${MASK}`).replace(JWT, MASK);
+    let out = scrubUrlSecrets(text).replace(JSON_FIELD, `$1${MASK}"`).replace(BEARER, `$1 ${MASK}`).replace(JWT, MASK);
     for (const s of ordered) out = out.split(s).join(MASK);
     return out;
   };

@@ -1,5 +1,6 @@
 import type { Page } from "playwright-core";
 import type { Logger } from "../../shared/log/logger.ts";
+import { scrubUrlSecrets } from "../../shared/log/url-secrets.ts";
 import type { ErrorCode } from "../../shared/recording/error-codes.ts";
 import type { StepSink } from "../evidence/steps.ts";
 import type { ConversationEndWatch } from "./conversation-end.ts";
@@ -84,8 +85,10 @@ async function walkJoin(page: Page, opts: JoinOptions, navigation: NavigationWat
     } catch (err) {
       signal?.throwIfAborted();
       logger.warn({ err }, "teams: meeting page did not load");
-      opts.steps?.step("page_load_failed", { detail: (err as Error).message.split("\n")[0] });
-      return { kind: "error", code: "meeting_unreachable", message: `The meeting page never loaded (${(err as Error).message.split("\n")[0]}); check the link and the network.` };
+      // Playwright's message names the link, passcode and all: the message goes to the API and webhooks.
+      const detail = scrubUrlSecrets((err as Error).message.split("\n")[0] ?? "");
+      opts.steps?.step("page_load_failed", { detail });
+      return { kind: "error", code: "meeting_unreachable", message: `The meeting page never loaded (${detail}); check the link and the network.` };
     }
   };
   const failed = await open();
