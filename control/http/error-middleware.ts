@@ -31,9 +31,14 @@ export function errorFamily(req: Request, authPrefix: string): ErrorFamily {
 function fromInfrastructure(error: unknown, family: ErrorFamily): AppError | undefined {
   const e = error as { type?: string; status?: number; code?: string; message?: string };
   if (e.type === "entity.parse.failed") {
-    return family === "bot"
-      ? new AppError("validation_failed", { items: [{ loc: ["body"], msg: "JSON decode error", type: "json_invalid" }] })
-      : new AppError("bad_request", { errors: ["The request body is not valid JSON."] });
+    if (family === "auth") return new AppError("bad_request", { errors: ["The request body is not valid JSON."] });
+    // The parser takes only objects and arrays; other valid JSON is pydantic's wrong type, or no body (null).
+    const parsed = validJson((error as { body?: unknown }).body);
+    if (parsed === null) return new AppError("validation_failed", { items: [{ loc: ["body"], msg: "Field required", type: "missing" }] });
+    if (parsed !== undefined) {
+      return new AppError("validation_failed", { items: [{ loc: ["body"], msg: "Input should be a valid dictionary or object to extract fields from", type: "model_attributes_type" }] });
+    }
+    return new AppError("validation_failed", { items: [{ loc: ["body"], msg: "JSON decode error", type: "json_invalid" }] });
   }
   // A path parameter that is not valid percent-encoding (`/status/%ZZ`) cannot name anything.
   if (error instanceof URIError && e.status === 400) return new AppError("not_found", { cause: error });
@@ -71,4 +76,14 @@ export function errorMiddleware(authPrefix: string): ErrorRequestHandler {
     if (body === undefined) res.status(appError.status).end();
     else res.status(appError.status).json(body);
   };
+}
+
+/** The value of a body that is valid JSON after all; undefined when it is not. */
+function validJson(body: unknown): unknown {
+  if (typeof body !== "string") return undefined;
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return undefined;
+  }
 }

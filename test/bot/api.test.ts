@@ -57,7 +57,13 @@ for (const provider of providers()) {
       }
       const broken = await app.request("POST", "/join", { body: "{not json", headers: { "content-type": "application/json" } });
       assert.equal(broken.status, 422);
-      assert.ok(Array.isArray((broken.body as Json).detail));
+      assert.deepEqual((broken.body as Json).detail, [{ loc: ["body"], msg: "JSON decode error", type: "json_invalid" }]);
+      // Valid JSON that is not an object: a wrong type (or, for null, no body), as pydantic says.
+      for (const [raw, type] of [['"x"', "model_attributes_type"], ["42", "model_attributes_type"], ["null", "missing"]]) {
+        const res = await app.request("POST", "/join", { body: raw, headers: { "content-type": "application/json" } });
+        assert.equal(res.status, 422, raw);
+        assert.equal(((res.body as Json).detail as Json[])[0]?.type, type, `${raw}: ${res.text}`);
+      }
       const sessions = await app.request("GET", "/sessions");
       assert.deepEqual((sessions.body as Json).sessions, [], "no refused join created a session");
     });
