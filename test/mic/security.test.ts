@@ -1,7 +1,8 @@
 /**
  * Attacks on the audio API. (1) Path escape: `play` names a file outside MEDIA_DIR by `..`, by an
  * absolute path, or through a symlink placed inside MEDIA_DIR (to a file, a folder, or dangling),
- * hoping the bot reads it out into the meeting: every one answers 400 and nothing plays. (2) The
+ * hoping the bot reads it out into the meeting: every one answers 400 and nothing plays; so does a
+ * missing file under such a link (a 404 there would tell what exists outside). (2) The
  * ingest URL is a credential: a guessed, altered or closed token answers 404, the token never
  * reaches the log, and the API token is not needed (nor enough) for the PUT. (3) Races: several
  * stream opens at once yield exactly one stream; two PUTs at once, exactly one push.
@@ -45,7 +46,7 @@ describe("audio API security (real worker, sqlite)", { timeout: 600_000, concurr
 
   test("paths leaving MEDIA_DIR answer 400 and nothing is heard; a link staying inside plays", async () => {
     const since = Date.now();
-    const escapes = ["../" + outside.split("/").pop() + "/secret.wav", join(outside, "secret.wav"), "sub/../../" + outside.split("/").pop() + "/secret.wav", "link-file.wav", "link-dir/secret.wav", "dangling.wav", "/etc/passwd", "sub/\0.wav"];
+    const escapes = ["../" + outside.split("/").pop() + "/secret.wav", join(outside, "secret.wav"), "sub/../../" + outside.split("/").pop() + "/secret.wav", "link-file.wav", "link-dir/secret.wav", "link-dir/no-such-file.wav", "link-dir/none/deeper.wav", "dangling.wav", "/etc/passwd", "sub/\0.wav"];
     const answers = await Promise.all(escapes.map((path) => api("POST", `/audio/${s.id}/play`, { path })));
     for (const [i, res] of answers.entries()) {
       assert.equal(res.status, 400, `${escapes[i]}: ${res.text}`);

@@ -1,7 +1,8 @@
 /**
  * Resolves a `play` path under MEDIA_DIR (Rule 1, decisions.md): `..` or an absolute path leaving
  * it answers 400, and so does a symlink whose target leaves it (checked on the realpath, so a link
- * inside MEDIA_DIR cannot expose /etc/passwd); a missing file answers 404. The worker is handed the
+ * inside MEDIA_DIR cannot expose /etc/passwd); a missing file answers 404 only when the folder it
+ * would be in is inside MEDIA_DIR, so neither answer tells what exists outside. The worker is handed the
  * realpath, so ffmpeg opens the very file that was checked, not a link that may change.
  */
 import { lstat, readlink, realpath, stat } from "node:fs/promises";
@@ -35,13 +36,26 @@ export async function resolveMediaPath(mediaDir: string, requested: string): Pro
     real = await realpath(candidate);
   } catch (err) {
     if (!isMissing(err)) throw err;
-    // A dangling link pointing out of MEDIA_DIR is an escape attempt, not a missing file.
+    // A dangling link pointing out of MEDIA_DIR is an escape attempt, not a missing file; so is a
+    // missing file under a linked folder outside it (else 400 or 404 would tell what exists there).
     const link = await lstat(candidate).catch(() => null);
     if (link?.isSymbolicLink() && !within(root, resolve(dirname(candidate), await readlink(candidate)))) throw outside();
+    if (!within(root, await realAncestor(dirname(candidate)))) throw outside();
     throw missing();
   }
   if (!within(root, real)) throw outside();
   const info = await stat(real);
   if (!info.isFile()) throw fail.badRequest("The path does not name a file.");
   return real;
+}
+
+/** The realpath of the nearest folder of `path` that exists (the root `/` at worst). */
+async function realAncestor(path: string): Promise<string> {
+  for (let dir = path; ; dir = dirname(dir)) {
+    const real = await realpath(dir).catch((err: unknown) => {
+      if (isMissing(err)) return null;
+      throw err;
+    });
+    if (real !== null || dir === dirname(dir)) return real ?? dir;
+  }
 }
