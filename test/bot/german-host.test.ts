@@ -44,6 +44,16 @@ describe("German host", { timeout: 600_000, concurrency: false }, () => {
     const res = await app.request("POST", "/join", { body: { meeting_url: meeting.joinUrls.meetupJoin, display_name: "Protokoll Bot" } });
     assert.equal(res.status, 200, res.text);
     const id = String(((res.body as Json).session as Json).session_id);
+    // A look at the bot while it starts: 409 saying the browser is still starting (not a word of
+    // audio or microphones), then a picture once its page is open.
+    const refusals: string[] = [];
+    for (let shot = await app.request("POST", `/sessions/${id}/evidence`); shot.status !== 200; shot = await app.request("POST", `/sessions/${id}/evidence`)) {
+      assert.equal(shot.status, 409, shot.text);
+      refusals.push(String((shot.body as Json).detail));
+      assert.ok(refusals.length < 600, "no capture within two minutes");
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    for (const detail of refusals) assert.match(detail, /starting/i, detail);
     await waitForSession(app, id, (s) => s.status === "lobby", 120_000);
     assert.equal(meeting.state().language, "en", "the pinned browser asked for English");
     await meeting.waitForPhase("lobby");

@@ -152,11 +152,20 @@ export function attachChannel(warm?: WarmHooks): Promise<InitResult> {
       try {
         result = requestHandler
           ? await requestHandler(request)
-          : { ok: false, error: { status: 409, message: "the session is not ready for audio requests" } };
+          : notReady(request);
       } catch (err) {
         result = { ok: false, error: { status: 500, message: (err as Error).message } };
       }
       await send({ type: "response", id: request.id, ...result });
     };
   });
+}
+
+/** The answer to a request that comes before the page is open (the session is still starting). */
+export function notReady(request: WorkerRequest): Omit<WorkerResponse, "type" | "id"> {
+  const message =
+    request.op === "evidence.capture"
+      ? "The bot's browser is still starting: there is no page to capture yet; try again in a moment."
+      : "The session is still starting; try again once the bot is in the call.";
+  return { ok: false, error: { status: 409, message } };
 }

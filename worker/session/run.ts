@@ -13,7 +13,7 @@ import { connectObserver } from "../listen/observer-events.ts";
 import { leaveMeeting, wrapUiTurns } from "../teams/index.ts";
 import { pageDrawing } from "../browser/drawing.ts";
 import { within } from "../../shared/timeout.ts";
-import type { Channel } from "./channel.ts";
+import { notReady, type Channel } from "./channel.ts";
 import { MediaFailure, startMedia, type Media } from "./media.ts";
 import { launchTurn } from "./launch-turn.ts";
 import { driveMeeting, type DriveOptions, type MeetingRun } from "./meeting.ts";
@@ -56,7 +56,7 @@ export async function runSession(init: InitMessage, channel: Channel, logger: Lo
   const onSignal = () => abort({ kind: "shutdown" });
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
-  channel.onRequest(async () => ({ ok: false, error: { status: 409, message: "microphone playback is not enabled" } }));
+  channel.onRequest(async (request) => notReady(request));
 
   let journal: Journal;
   try {
