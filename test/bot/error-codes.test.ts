@@ -13,6 +13,7 @@ import { freePort } from "../harness/free-port.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
 import { startBotApp, waitForSession, type BotApp } from "./fixtures/bot-app.ts";
 import { checkEvidence, detectionMs } from "./fixtures/evidence.ts";
+import { hear } from "./fixtures/media.ts";
 import { startReceiver, type Receiver } from "./fixtures/receiver.ts";
 
 await holdMediaLock();
@@ -149,5 +150,27 @@ describe("error_code for each failure the fixture can produce", { timeout: 900_0
     assert.ok(f.detectMs < NO_TIMEOUT_BOUND_MS, `audio_failed after ${f.detectMs} ms`);
     // The page was alive: the screenshot shows the call.
     assert.ok(f.evidence.files.includes("screenshot.png"));
+  });
+
+  test("a recorder that stops writing (ffmpeg or PulseAudio frozen) is audio_failed, and the file it wrote is kept", async (t) => {
+    const e = await env(t);
+    for (const [what, match] of [
+      ["ffmpeg", (c: string) => c.startsWith("ffmpeg") && c.includes("pulse")],
+      ["PulseAudio", (c: string) => c.startsWith("pulseaudio")],
+    ] as const) {
+      const call = e.fixture.createMeeting({ lobby: false, tone: { frequency: 440 } });
+      const id = await join(e, call.joinUrls.meet);
+      await waitForSession(e.app, id, (s) => s.status === "recording", 120_000, TOKEN);
+      await new Promise((r) => setTimeout(r, 3000));
+      const pid = await pidOf(id, match);
+      const frozenAt = Date.now();
+      process.kill(pid, "SIGSTOP");
+      t.after(() => void (() => { try { process.kill(pid, "SIGKILL"); } catch { /* gone */ } })());
+      const r = await expectError(e, id, "audio_failed", { secrets: [call.passcode], since: frozenAt, timeoutMs: 90_000 });
+      assert.match(String(r.done.error_message), /stopped writing/, what);
+      const heard = await hear(String(r.done.recording_file));
+      assert.ok(heard.durationSec >= 2, `${what}: ${heard.durationSec} s kept`);
+      assert.ok(Math.abs(heard.frequency - 440) <= 10, `${what}: ${heard.frequency} Hz`);
+    }
   });
 });

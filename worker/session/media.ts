@@ -4,6 +4,7 @@ import { killProcessGroup } from "../../shared/process/group.ts";
 import { startPulse, type PulseDaemon } from "../audio/pulse.ts";
 import type { RecordPrimer } from "../audio/record-primer.ts";
 import { startRecorder, type Recorder, type RecordingFormat } from "../audio/recorder.ts";
+import { RECORDER_STALL_MS, RECORDER_STALLED, watchRecorderStall } from "../audio/recorder-stall.ts";
 import { launchBrowser, loadPlaywright, type BrowserHandle } from "../browser/launch.ts";
 import { inTurn } from "./launch-turn.ts";
 
@@ -125,6 +126,7 @@ export async function startMedia(options: MediaOptions): Promise<Media> {
 
   let closing = false;
   let diskFull = false;
+  let stall: { stop(): void } | undefined;
   const failure = new Promise<MediaFault>((resolve) => {
     void browser.closed.then(({ expected }) => {
       if (!expected && !closing) resolve({ code: "browser_crashed", message: "The browser (Chromium) crashed during the session." });
@@ -148,6 +150,17 @@ export async function startMedia(options: MediaOptions): Promise<Media> {
     void pulse.exited.then((exit) => {
       if (!closing) resolve({ code: "audio_failed", message: `The audio server (PulseAudio) stopped unexpectedly (exit code ${exit.code ?? "none"}, signal ${exit.signal ?? "none"}).` });
     });
+    if (recorder) {
+      stall = watchRecorderStall({
+        path: recorder.outPath,
+        onStall: () => {
+          if (closing || recorderStop) return;
+          logger.error({ after_ms: RECORDER_STALL_MS }, "the recording file stopped growing");
+          resolve({ code: "audio_failed", message: RECORDER_STALLED });
+        },
+      });
+      void recorder.exited.then(() => stall?.stop());
+    }
   });
 
   const pids: Record<string, number> = { pulseaudio: pulse.pid, chromium: browser.pid };
@@ -162,6 +175,7 @@ export async function startMedia(options: MediaOptions): Promise<Media> {
   let recorderStop: Promise<{ bytes: number; clean: boolean } | null> | undefined;
   const stopRecorder = () => {
     recorderStop ??= (async () => {
+      stall?.stop();
       if (!recorder) return null;
       const { bytes, exit } = await recorder.stop();
       // "q" on stdin ends ffmpeg with 0; anything else means the file may lack its final header.
@@ -174,6 +188,7 @@ export async function startMedia(options: MediaOptions): Promise<Media> {
   const close = () => {
     closed ??= (async () => {
       closing = true;
+      stall?.stop();
       await browser.close().catch((err: unknown) => logger.error({ err }, "closing Chromium failed"));
       await stopRecorder().catch((err: unknown) => logger.error({ err }, "stopping ffmpeg failed"));
       await pulse.stop().catch((err: unknown) => logger.error({ err }, "stopping PulseAudio failed"));
