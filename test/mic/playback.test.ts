@@ -6,7 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { readFile, readdir, stat, writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
 import { channel, readWav } from "../helpers/audio/wav.ts";
 import { goertzelPower } from "../helpers/audio/analysis.ts";
@@ -15,6 +17,8 @@ import { waitForSession } from "../bot/fixtures/bot-app.ts";
 import { sessionPaths } from "../../control/bot/paths.ts";
 import { Cleanups, PLAY_HZ, heardAt, levelsSince, sleep, startMicSession, switchedTone, waitHeard, type MicSession } from "./helpers.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
+
+const execFileAsync = promisify(execFile);
 
 // Real Chromium, PulseAudio and ffmpeg: one such file at a time (see media-lock.ts).
 await holdMediaLock();
@@ -130,6 +134,13 @@ describe("microphone playback (real worker, sqlite)", { timeout: 600_000, concur
     assert.equal(missing.status, 404);
     assert.equal(typeof (missing.body as Json).detail, "string");
     assert.equal((await s.api("POST", `/audio/${s.id}/play`, { body: { path: "notes.txt" } })).status, 400);
+    // A picture and a silent video open fine in ffmpeg, but hold nothing to play: 400, never "playing".
+    await execFileAsync("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=red:s=32x32:d=1", "-frames:v", "1", join(s.mediaDir, "picture.png")]);
+    await execFileAsync("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=blue:s=32x32:d=1", "-c:v", "mpeg4", join(s.mediaDir, "silent.mp4")]);
+    for (const path of ["picture.png", "silent.mp4"]) {
+      const res = await s.api("POST", `/audio/${s.id}/play`, { body: { path } });
+      assert.equal(res.status, 400, `${path}: ${res.text}`);
+    }
     assert.equal((await s.api("POST", `/audio/00000000-0000-4000-8000-000000000000/play`, { body: { path: "tone.wav" } })).status, 404);
     assert.equal((await s.api("POST", `/audio/00000000-0000-4000-8000-000000000000/stop`)).status, 404);
   });

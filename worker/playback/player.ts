@@ -55,6 +55,9 @@ export interface Player {
 
 export class PlayerFailure extends Error {}
 
+/** ffmpeg's description of an input's audio stream: `  Stream #0:0(und): Audio: aac ...`. */
+const AUDIO_STREAM = /^\s*Stream #\d+:\d+.*?: Audio: /;
+
 function inputArgs(source: PlayerSource): string[] {
   if (source.kind === "file") {
     return ["-nostdin", ...(source.loop ? ["-stream_loop", "-1"] : []), "-i", source.path];
@@ -72,6 +75,7 @@ export function startPlayer(options: PlayerOptions): Player {
   const { source, volume, pulseEnv, logger } = options;
   let markOpened: () => void = () => undefined;
   const opened = new Promise<void>((resolve) => (markOpened = resolve));
+  let sawAudio = false;
   const args = [
     "-hide_banner",
     "-nostats",
@@ -103,9 +107,12 @@ export function startPlayer(options: PlayerOptions): Player {
     // The player leads its own group and would outlive a worker that exits without close().
     killOnParentExit: true,
     stdin: source.kind === "stdin" ? "pipe" : "ignore",
-    // "Output #0" is printed once the pulse stream is connected: playback has started.
+    // "Output #0" is printed once the pulse stream is connected: playback has started, if the
+    // input had audio. A picture or a silent video opens the output too, then ffmpeg exits with
+    // "Output file #0 does not contain any stream": that is a file that is not audio, not "playing".
     onStderrLine: (line) => {
-      if (line.startsWith("Output #0")) markOpened();
+      if (AUDIO_STREAM.test(line)) sawAudio = true;
+      else if (line.startsWith("Output #0") && sawAudio) markOpened();
     },
   });
   let stopped = false;
