@@ -95,6 +95,19 @@ describe("live stream (real worker, sqlite)", { timeout: 600_000, concurrency: f
     await close();
   });
 
+  test("a container stream is heard from its first second (ffmpeg -re … -f mp3 -method PUT)", async () => {
+    // One second of 800 Hz, then quiet: an mp3's 32 kB probe is two seconds of it, which the
+    // player once threw away with the analysis (`-fflags nobuffer`): nothing of it was heard.
+    const lead = join(s.mediaDir, "lead.wav");
+    await run("sox", ["-n", "-r", "48000", "-c", "1", "-b", "16", lead, "synth", "1", "sine", "800", "vol", "0.5", "pad", "0", "1.5"]);
+    const { url } = await open();
+    const since = Date.now();
+    const pushed = await run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-re", "-i", lead, "-c:a", "libmp3lame", "-f", "mp3", "-method", "PUT", url]);
+    assert.equal(pushed.code, 0, pushed.stderr);
+    await waitHeard(s.meeting, since, { hz: 800, count: 4 });
+    await close();
+  });
+
   test("curl -T - (chunked) plays; the answer counts every byte", async () => {
     const { url } = await open();
     const since = Date.now();

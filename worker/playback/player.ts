@@ -68,7 +68,10 @@ function inputArgs(source: PlayerSource): string[] {
   // opened its output when fed only a little (measured: 2 packets of silence, output at EOF).
   const probe = ["-probesize", source.rawFormat ? "32" : "32768", "-analyzeduration", "0"];
   const format = source.rawFormat ? ["-f", source.rawFormat, "-ar", "48000", "-ac", "1"] : [];
-  return ["-fflags", "nobuffer", ...probe, ...format, "-i", "pipe:0"];
+  // `nobuffer` throws away the packets read while the input is analysed. For raw PCM that is the
+  // primer's 32 bytes of silence; for a container it was the start of what the producer said
+  // (0.4 s of a 48 kHz WAV, 1-2 s of an mp3: its 32 kB probe), so a container keeps them.
+  return [...(source.rawFormat ? ["-fflags", "nobuffer"] : []), ...probe, ...format, "-i", "pipe:0"];
 }
 
 export function startPlayer(options: PlayerOptions): Player {
