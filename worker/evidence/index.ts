@@ -19,6 +19,8 @@ export interface Evidence {
   attach(page: Page): void;
   /** Screenshot, HTML and console of the page as it is now (the failure on screen). */
   captureFailure(page: Page): Promise<void>;
+  /** Only the console lines collected so far: the page is dead or frozen (nothing to draw or read). */
+  captureConsole(): Promise<void>;
   /** A screenshot now, for an operator looking at a live bot: its file name and size. */
   captureLive(page: Page): Promise<{ name: string; bytes: number; created_at: string } | null>;
   /** steps.json written; the names of every file in the folder. */
@@ -43,6 +45,8 @@ export function createEvidence(options: { dir: string | null; meetingUrl: string
     }
   };
 
+  const writeConsole = () => write(CONSOLE_FILE, `${(consoleTail?.lines() ?? []).join("\n")}\n`);
+
   return {
     steps,
     attach(page) {
@@ -52,8 +56,12 @@ export function createEvidence(options: { dir: string | null; meetingUrl: string
       const [png, html] = await Promise.all([screenshot(page), redactedHtml(page, redact)]);
       if (png) await write(SCREENSHOT_FILE, png);
       if (html) await write(HTML_FILE, html);
-      await write(CONSOLE_FILE, `${(consoleTail?.lines() ?? []).join("\n")}\n`);
+      await writeConsole();
       logger.info({ screenshot: png !== null, html: html !== null }, "evidence captured");
+    },
+    async captureConsole() {
+      await writeConsole();
+      logger.info({ screenshot: false, html: false }, "evidence captured (the page is gone: its console only)");
     },
     async captureLive(page) {
       const png = await screenshot(page);

@@ -207,8 +207,8 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
     outcome = stopOutcome(stop.signal.reason);
   }
   // #16: what the page showed when it failed, before the bot leaves it.
-  if ((outcome.status === "error" || outcome.status === "not_admitted") && !pageGone) {
-    await within(evidence.captureFailure(page), EVIDENCE_TIMEOUT_MS);
+  if (outcome.status === "error" || outcome.status === "not_admitted") {
+    await within(pageGone ? evidence.captureConsole() : evidence.captureFailure(page), EVIDENCE_TIMEOUT_MS);
   }
 
   // Removed or ended: the call is over already, and what the leave's clicks take (up to
