@@ -61,6 +61,19 @@ for (const provider of providers()) {
       assert.equal(r.status, 401);
     });
 
+    test("a magic link issued before a password change, reset or admin set no longer signs in", async () => {
+      const { pair } = await app.register("changer", "changer@example.com");
+      const count = app.of("magicLink").length;
+      assert.equal((await app.request("POST", "/auth/magic-link", { body: { email: "changer@example.com" } })).status, 204);
+      const outstanding = await app.next("magicLink", count);
+      const newPassword = "a brand new password for changer";
+      app.secrets.add(newPassword);
+      const changed = await app.request("POST", "/auth/password", { token: pair.access_token, body: { currentPassword: PASSWORD, newPassword } });
+      assert.equal(changed.status, 204, changed.text);
+      // Whoever changed the password shut every door the old one opened: a pending sign-in link too.
+      assert.equal((await app.request("POST", "/auth/magic-link/verify", { body: { token: outstanding.token } })).status, 401);
+    });
+
     test("a link of another kind is not a magic link", async () => {
       const { pair } = await app.register("kinds", "kinds@example.com");
       assert.equal((await app.request("POST", "/auth/email", { token: pair.access_token, body: { newEmail: "kinds2@example.com", currentPassword: PASSWORD } })).status, 204);

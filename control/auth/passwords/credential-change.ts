@@ -1,7 +1,7 @@
 /**
  * What every password change, reset and admin set does beside writing the hash (Account rule 4):
- * revoke every local session, un-trust every device, delete every passkey and move the security
- * stamp. An attacker who learned the old password (the usual reason to change it) loses every
+ * revoke every local session, un-trust every device, delete every passkey, retire every reset and
+ * magic link still out, and move the security stamp. An attacker who learned the old password (the usual reason to change it) loses every
  * foothold they built with it. Access tokens already issued run out on their own.
  * Callers run this inside the transaction that writes the new hash, so either all of it happens
  * or none.
@@ -29,7 +29,8 @@ export async function revokeAllCredentialsSideEffects(ctx: AuthContext, tx: Tx, 
   const revokedFamilies = await revokeUserFamilies(ctx, { userId, reason: options.reason }, tx);
   await tx.trustedDevice.deleteMany({ where: { userId } });
   await tx.passkey.deleteMany({ where: { userId } });
-  const kinds = ["password-reset", ...(options.retireEmailVerification ? ["email-verification"] : [])];
+  // A pending sign-in link is a door the change shuts too, like the sessions.
+  const kinds = ["password-reset", "magic-link", ...(options.retireEmailVerification ? ["email-verification"] : [])];
   await tx.singleUseToken.updateMany({
     where: { userId, kind: { in: kinds }, consumedAt: null, retiredAt: null },
     data: { retiredAt: now },
