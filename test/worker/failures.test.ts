@@ -10,6 +10,8 @@ import { finishedAndClean, startWorker, type WorkerRun } from "./harness.ts";
 import { survivorsMentioning } from "../helpers/audio/leftovers.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
 import { listProcesses } from "../../shared/process/group.ts";
+import type { FromWorker } from "../../shared/ipc/messages.ts";
+import { channel, readWav } from "../helpers/audio/wav.ts";
 
 // Real Chromium, PulseAudio and ffmpeg: one such file at a time (see media-lock.ts).
 await holdMediaLock();
@@ -73,7 +75,7 @@ async function inCall(t: TestContext) {
 const chromiumChildren = async (browserPid: number, marker: string) => (await listProcesses()).filter((p) => p.pgid === browserPid && p.cmdline.includes(marker));
 
 /** The session ended in `error` with this code and message, its recording kept, nothing left running. */
-async function failedCleanly(run: WorkerRun, expected: { code: string; message: RegExp; faultAt?: number }): Promise<void> {
+async function failedCleanly(run: WorkerRun, expected: { code: string; message: RegExp; faultAt?: number }): Promise<Extract<FromWorker, { type: "finished" }>> {
   const { finished, code, survivors } = await finishedAndClean(run);
   assert.equal(finished.status, "error");
   assert.equal(finished.errorCode, expected.code);
@@ -83,6 +85,16 @@ async function failedCleanly(run: WorkerRun, expected: { code: string; message: 
   assert.ok((finished.recordingBytes ?? 0) > 0);
   assert.equal(code, 0);
   assert.deepEqual(survivors, []);
+  return finished;
+}
+
+/** Seconds of silence at the end of a WAV (the meeting's tone plays all along). */
+async function silentTail(path: string): Promise<number> {
+  const wav = await readWav(path);
+  const left = channel(wav, 0);
+  let last = left.length - 1;
+  while (last > 0 && Math.abs(left[last] ?? 0) < 0.01) last--;
+  return (left.length - 1 - last) / wav.sampleRate;
 }
 
 test("Chromium crashes in the call → error naming the browser; the recording is kept", TIMEOUT, async (t) => {
@@ -97,7 +109,10 @@ test("the page's renderer dies in the call → error naming the page at once, no
   assert.ok(renderers.length > 0, "the page's renderer found");
   const faultAt = Date.now();
   for (const r of renderers) process.kill(r.pid, "SIGKILL");
-  await failedCleanly(run, { code: "browser_crashed", message: /page crashed/, faultAt });
+  const finished = await failedCleanly(run, { code: "browser_crashed", message: /page crashed/, faultAt });
+  // The file ends when the page died, not after the way out (it held ~5 s of silence then).
+  const tail = await silentTail(String(finished.recordingPath));
+  assert.ok(tail < 2.5, `${tail.toFixed(2)} s of silence after the crash`);
 });
 
 test("Chromium's audio service dies in the call → error audio_failed at once, not hours of silence", TIMEOUT, async (t) => {

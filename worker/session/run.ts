@@ -193,12 +193,15 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
   (gapReport as AudioGapReport | null)?.stop();
   (health as { stop(): void } | null)?.stop();
   ends.dispose();
+  // A dead or frozen page answers nothing: no drawing, screenshot or click is waited for. Nor is
+  // the meeting heard any more: the file ends now, not after the way out (seconds of silence).
+  const pageGone = browserFailed(stop.signal);
+  const close = () => closeRecording({ init, media, admittedAt: run.admittedAt, journal, logger });
+  const closedAtFailure = pageGone ? await close() : undefined;
   // Before leaving: the page emptied by the leave is not everyone leaving the meeting.
   await closing("observer", observation.stop());
   // The playback ffmpegs and the ingest socket go before the call is left.
   await closing("playback", playback?.close() ?? Promise.resolve());
-  // A dead or frozen page answers nothing: no drawing, screenshot or click is waited for.
-  const pageGone = browserFailed(stop.signal);
   // The last screenshots and the leave's clicks see a drawing page.
   if (!pageGone) await within(drawing.resume(), EVIDENCE_TIMEOUT_MS);
   let outcome: Outcome = run.outcome;
@@ -214,12 +217,11 @@ async function afterStart(init: InitMessage, channel: Channel, logger: Logger, s
   // Removed or ended: the call is over already, and what the leave's clicks take (up to
   // LEAVE_TIMEOUT_MS when the page still shows the call) is not the meeting's: the file ends first.
   const callOver = outcome.endReason === "removed" || outcome.endReason === "meeting_ended";
-  const close = () => closeRecording({ init, media, admittedAt: run.admittedAt, journal, logger });
-  const closedFirst = callOver ? await close() : undefined;
+  const closedFirst = pageGone ? closedAtFailure : callOver ? await close() : undefined;
   if (run.reached !== "nothing" && !media.browser.page.isClosed() && !pageGone) {
     await within(leaveMeeting(media.browser.page, logger), LEAVE_TIMEOUT_MS);
   }
-  const recording = callOver ? closedFirst : await close();
+  const recording = pageGone || callOver ? closedFirst : await close();
   // The tap reads PulseAudio: it stops first; listeners stay attached for the final status.
   await closing("listen", listen.stopAudio());
   await closing("timeline", observation.finish(recording?.firstSampleAt ?? null));
