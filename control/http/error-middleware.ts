@@ -7,6 +7,7 @@
 import type { ErrorRequestHandler, Request } from "express";
 import { AppError, type ErrorFamily } from "./errors.ts";
 import { databaseUnavailable, isDatabaseUnreachable } from "./database-unreachable.ts";
+import { notAnObject } from "./validate.ts";
 
 /**
  * The configured prefix as the auth router is mounted (leading slash, no trailing one), so
@@ -35,9 +36,7 @@ function fromInfrastructure(error: unknown, family: ErrorFamily): AppError | und
     // The parser takes only objects and arrays; other valid JSON is pydantic's wrong type, or no body (null).
     const parsed = validJson((error as { body?: unknown }).body);
     if (parsed === null) return new AppError("validation_failed", { items: [{ loc: ["body"], msg: "Field required", type: "missing" }] });
-    if (parsed !== undefined) {
-      return new AppError("validation_failed", { items: [{ loc: ["body"], msg: "Input should be a valid dictionary or object to extract fields from", type: "model_attributes_type" }] });
-    }
+    if (parsed !== undefined) return notAnObject();
     return new AppError("validation_failed", { items: [{ loc: ["body"], msg: "JSON decode error", type: "json_invalid" }] });
   }
   // A path parameter that is not valid percent-encoding (`/status/%ZZ`) cannot name anything.

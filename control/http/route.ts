@@ -5,9 +5,9 @@
  */
 import type { NextFunction, Request, RequestHandler, Response, Router } from "express";
 import type { z } from "zod";
-import { AppError, type ErrorFamily } from "./errors.ts";
+import type { ErrorFamily } from "./errors.ts";
 import type { DocumentedRoute, OpenApiRegistry } from "./openapi.ts";
-import { parseInput } from "./validate.ts";
+import { notAnObject, parseInput } from "./validate.ts";
 
 export interface RouteInput<B, Q> {
   req: Request;
@@ -73,10 +73,4 @@ export function mountRoute<BS extends z.ZodType | undefined = undefined, QS exte
  */
 function carriesBody(req: Request): boolean {
   return req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
-}
-
-function notAnObject(): AppError {
-  return new AppError("validation_failed", {
-    items: [{ loc: ["body"], msg: "Input should be a valid dictionary or object to extract fields from", type: "model_attributes_type" }],
-  });
 }

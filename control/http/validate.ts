@@ -15,6 +15,13 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, part:
   throw new AppError("bad_request", { errors: result.error.issues.map((issue) => authMessage(issue, valueAt(value, issue.path))) });
 }
 
+/** A bot route's body that is there but not an object (a JSON string or number, text, a form), as pydantic words it. */
+export function notAnObject(): AppError {
+  return new AppError("validation_failed", {
+    items: [{ loc: ["body"], msg: "Input should be a valid dictionary or object to extract fields from", type: "model_attributes_type" }],
+  });
+}
+
 /**
  * One issue as pydantic would list it: an object with unknown keys is one item per key, each
  * naming the key in its `loc` (`["body", "automatic_leave", "foo"]`), as pydantic's

@@ -81,7 +81,11 @@ export class SessionRunner {
 
   /** The status the session ends with, once the worker has gone (null before): what listeners are told last. */
   get finalStatus(): SessionStatus | null {
-    if (!this.ending) return null;
+    return this.ending ? this.endStatus() : null;
+  }
+
+  /** The worker's own `finished`, else `error` for a start that failed, else `interrupted` (killed, crashed). */
+  private endStatus(): SessionStatus {
     return this.finished ? this.finished.status : this.initFailed ? "error" : "interrupted";
   }
 
@@ -302,7 +306,7 @@ export class SessionRunner {
         sessionId: this.id,
         reference: this.row.reference,
         format: this.format,
-        status: f ? f.status : this.initFailed ? "error" : "interrupted",
+        status: this.endStatus(),
         previous: this.status,
         endReason: f ? f.endReason : this.initFailed ? "error" : "interrupted",
         errorMessage: f ? f.errorMessage : this.initFailed,
