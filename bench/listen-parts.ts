@@ -29,14 +29,17 @@ import { RECORD_FRAGMENT_MS } from "../worker/audio/recorder.ts";
 import { launchBrowser } from "../worker/browser/launch.ts";
 import { parecArgs, parecEnv } from "../worker/audio/parec.ts";
 import { PAGE_TAP_BINDING, PAGE_TAP_GLOBAL, pageTapSendMs } from "../worker/listen/page-tap/page-script.ts";
-import { PageTap, installPageTap } from "../worker/listen/page-tap/tap.ts";
+import { EncodedReceiver } from "../worker/listen/page-tap/encoded-receiver.ts";
+import { PageTap, encodedPathEnabled, installPageTap } from "../worker/listen/page-tap/tap.ts";
 import { paceMs, startSinkPacer, type SinkPacer } from "../worker/listen/sink-pacer.ts";
 import { cpuByKind } from "./bot/measure.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const SECONDS = Number(process.env.BENCH_CPU_SECONDS ?? 15);
 if (process.env.BENCH_PACE_MS) process.env.TOAMAISUTAA_LISTEN_PACE_MSEC = process.env.BENCH_PACE_MS;
+if (process.env.BENCH_ENCODED_BATCH) process.env.TOAMAISUTAA_LISTEN_ENCODED_BATCH = process.env.BENCH_ENCODED_BATCH;
 if (process.env.BENCH_SEND_MS) process.env.TOAMAISUTAA_LISTEN_SEND_MSEC = process.env.BENCH_SEND_MS;
+if (process.env.BENCH_ENCODED) process.env.TOAMAISUTAA_LISTEN_ENCODED = process.env.BENCH_ENCODED;
 const CHROMIUM_ARGS = (process.env.BENCH_CHROMIUM_ARGS ?? "").split(" ").filter(Boolean);
 const MODES = ["recording", "paced", "read", "tap_1", "tap_4"] as const;
 type Mode = (typeof MODES)[number];
@@ -79,11 +82,14 @@ async function socketPair(): Promise<[Socket, Socket]> {
 }
 
 try {
-  await installPageTap(browser.context);
+  const encoded = encodedPathEnabled() ? await EncodedReceiver.start(logger) : null;
+  await installPageTap(browser.context, encoded?.url ?? null);
   const page = browser.page;
-  const tap = new PageTap({ page, logger, onUncapturable: (why) => console.error(`uncapturable: ${why}`) });
+  // The taps pace the sink only while the page reads tracks (not for the encoded path).
+  let reading = false;
+  const tap = new PageTap({ page, logger, encoded, onUncapturable: (why) => console.error(`uncapturable: ${why}`), onReading: (r) => (reading = r) });
   await tap.bind();
-  await page.goto(`data:text/html,${encodeURIComponent(webrtcTonePage(440))}`);
+  await page.goto(`data:text/html,${encodeURIComponent(webrtcTonePage(440, 1_000))}`);
   await page.evaluate(() => (window as unknown as { ready: Promise<unknown> }).ready);
 
   const figures: Record<Mode, Record<string, number>[]> = { recording: [], paced: [], read: [], tap_1: [], tap_4: [] };
@@ -97,7 +103,7 @@ try {
         w.__benchSend ??= w[binding];
         w[binding] = mute ? () => undefined : w.__benchSend;
       }, [PAGE_TAP_BINDING, mode === "read"] as const);
-      if (mode !== "recording") pacer = startSinkPacer({ pulseEnv: pulse.env, source: REC_MONITOR, logger });
+      if (mode === "paced" || mode === "read") pacer = startSinkPacer({ pulseEnv: pulse.env, source: REC_MONITOR, logger });
       // `read` starts the page's reading itself: an output would have the tap fill in silence.
       if (mode === "read") await page.evaluate((g) => (window as unknown as Record<string, { start(ch: number): string }>)[g]?.start(1), PAGE_TAP_GLOBAL);
       for (const format of FORMATS[mode]) {
@@ -106,6 +112,8 @@ try {
         if (!tap.open(format, pair[0])) throw new Error("the page tap did not serve");
       }
       await sleep(3_000);
+      if (reading && !pacer) pacer = startSinkPacer({ pulseEnv: pulse.env, source: REC_MONITOR, logger });
+      if (reading) await sleep(1_000);
       const mine = process.cpuUsage();
       const t0 = performance.now();
       const byKind = await cpuByKind(dir, SECONDS);
@@ -135,6 +143,7 @@ try {
     },
     pace_ms: paceMs(),
     send_ms: pageTapSendMs(),
+    encoded_frames: encoded?.frames ?? null,
     chromium_args: CHROMIUM_ARGS,
     load: loadavg().map((l) => l.toFixed(2)).join(" "),
   }, null, 2));

@@ -78,6 +78,8 @@ if (process.env.BENCH_TAP) process.env.TOAMAISUTAA_LISTEN_TAP = process.env.BENC
 /** BENCH_PACE_MS: the sink's block while the page tap serves (worker/listen/sink-pacer.ts). */
 if (process.env.BENCH_PACE_MS) process.env.TOAMAISUTAA_LISTEN_PACE_MSEC = process.env.BENCH_PACE_MS;
 // The page tap's piece (worker/listen/page-tap/page-script.ts).
+if (process.env.BENCH_ENCODED_BATCH) process.env.TOAMAISUTAA_LISTEN_ENCODED_BATCH = process.env.BENCH_ENCODED_BATCH;
+if (process.env.BENCH_ENCODED) process.env.TOAMAISUTAA_LISTEN_ENCODED = process.env.BENCH_ENCODED;
 if (process.env.BENCH_SEND_MS) process.env.TOAMAISUTAA_LISTEN_SEND_MSEC = process.env.BENCH_SEND_MS;
 /** BENCH_SOURCE=page|server: only that source of the bursts (default both). */
 const SOURCES: Source[] = process.env.BENCH_SOURCE === "page" ? ["page"] : process.env.BENCH_SOURCE === "server" ? ["server"] : ["page", "server"];
@@ -193,7 +195,7 @@ async function startSession(mic: boolean, source: Source): Promise<Session> {
   // Short: the worker's listen socket lives below, and a unix socket's path has 107 bytes at most.
   const sub = join(dir, `${mic ? "m" : "n"}${source.slice(0, 1)}`);
   const config = parseConfig({
-    server: { PORT: 0, HOST: "127.0.0.1", DATABASE_URL: `file:${join(sub, "app.db")}`, LOG_LEVEL: "warn" },
+    server: { PORT: 0, HOST: "127.0.0.1", DATABASE_URL: `file:${join(sub, "app.db")}`, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn" },
     LocalLogin: { Enabled: false },
     bot: { RECORDINGS_DIR: join(sub, "recordings"), MEETING_ALLOWED_HOSTS: fixture.hostPort, MIC_PLAYBACK_ENABLED: mic, LISTEN_LOW_LATENCY: LOW_LATENCY },
   });

@@ -65,10 +65,12 @@ describe("live listening (real worker, sqlite)", { timeout: 600_000, concurrency
     for (const f of formats) listeners.push(await open({ ...f }));
     // The first second holds the resamplers' start; then a 20 s window of each listener's audio.
     await waitFor("1 s at every listener", () => listeners.every((r) => r.frames.length >= 50));
-    // Without a microphone they hear the page tap, which paces the sink while it serves
-    // (worker/listen/sink-pacer.ts): its record stream runs in the session's process tree.
-    const pacers = (await listProcesses()).filter((p) => p.cmdline.includes("--stream-name=pacer") && p.cmdline.includes(id));
-    assert.equal(pacers.length, 1, "the page tap serves (its sink pacer runs)");
+    // Without a microphone they hear the page tap, and the meeting's WebRTC audio by its encoded
+    // path (worker/listen/page-tap/encoded-script.ts): its frames as they arrive, so nothing paces
+    // the sink (worker/listen/sink-pacer.ts), while its check against the sink runs.
+    const parecs = (await listProcesses()).filter((p) => p.cmdline.startsWith("parec") && p.cmdline.includes(id));
+    const streams = parecs.map((p) => /--stream-name=(\S+)/.exec(p.cmdline)?.[1]).sort();
+    assert.deepEqual(streams, ["listen-check"], "the page tap serves by its encoded path: the sink is checked, not paced");
     const starts = listeners.map((r) => r.frames.length);
     await waitFor("20 s more at every listener", () => listeners.every((r, i) => r.frames.length - (starts[i] ?? 0) >= 1000), 90_000);
 

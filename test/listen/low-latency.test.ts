@@ -3,7 +3,8 @@
  * Teams fixture: without a microphone the recording's sink is paced at 50 ms from before the join,
  * while nobody listens; a listener makes it 20 ms while it listens (and hears the meeting), and
  * when it leaves the sink goes back to 50 ms. Without the setting (audio.test.ts) nothing paces
- * the sink until someone listens.
+ * the sink until someone listens. All of this is for a page tap that reads the page's tracks,
+ * which the encoded path makes the exception (encoded-path.test.ts: a page that refuses it).
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -16,6 +17,10 @@ import { channel, openListener, sleep, toneHz, waitFor, type Json } from "./help
 
 // Real Chromium, PulseAudio and ffmpeg: one such file at a time (see media-lock.ts).
 await holdMediaLock();
+
+// The setting is for listeners who hear tracks read in the page (a page that refuses the page
+// tap's encoded path, which does not depend on the sink's pacing at all): its workers take that path.
+process.env.TOAMAISUTAA_LISTEN_ENCODED = "0";
 
 const TONE_HZ = 440;
 

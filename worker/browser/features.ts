@@ -42,6 +42,11 @@ export const BOT_DISABLED_FEATURES: readonly string[] = [
   "WebUIOmniboxAimPopup",
   "WebUIOmniboxFullPopup",
   "SpareRendererForSitePerProcess",
+  // Local Network Access: a public page (Teams) reaching the loopback asks the user first, which a
+  // headless bot never answers; the page tap's encoded path (worker/listen/page-tap/encoded-script.ts)
+  // sends the meeting's frames to its worker at 127.0.0.1 (measured: refused from an opaque page
+  // without this, open with it).
+  "LocalNetworkAccessChecks",
 ];
 /**
  * - the network service in the browser process instead of a process of its own: PSS 212 → 190 MB

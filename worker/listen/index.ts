@@ -12,7 +12,8 @@ import { isListenOp, listenOpenArgsSchema } from "../../shared/listen/ops.ts";
 import { CLOSE, CLOSE_REASON } from "../../shared/listen/protocol.ts";
 import type { Page } from "playwright-core";
 import { tapLatencyMs } from "./capture.ts";
-import { PageTap, installPageTap, pageTapEnabled } from "./page-tap/tap.ts";
+import { EncodedReceiver } from "./page-tap/encoded-receiver.ts";
+import { PageTap, encodedPathEnabled, installPageTap, pageTapEnabled } from "./page-tap/tap.ts";
 import { AudioTaps } from "./taps.ts";
 import { IDLE_PACE_MS } from "./sink-pacer.ts";
 import { openListenServer, type EndNotice, type ListenServer } from "./server.ts";
@@ -97,8 +98,16 @@ export function createListen(deps: ListenDeps): Listen {
     async attachPage(page) {
       if (!pageTapEnabled(deps.mic)) return;
       try {
-        await installPageTap(page.context());
-        const tap = new PageTap({ page, logger: log, onUncapturable: () => taps.fallBackToSink(), onActive: (active) => taps.pageTapActive(active) });
+        const encoded = encodedPathEnabled() ? await EncodedReceiver.start(log) : null;
+        await installPageTap(page.context(), encoded?.url ?? null);
+        const tap = new PageTap({
+          page,
+          logger: log,
+          encoded,
+          onUncapturable: () => taps.fallBackToSink(),
+          onActive: (active) => taps.pageTapActive(active),
+          onReading: (reading) => taps.pageTapReading(reading),
+        });
         await tap.bind();
         taps.usePageTap(tap);
       } catch (err) {

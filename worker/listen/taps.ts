@@ -46,9 +46,17 @@ export class AudioTaps {
     this.#pace(this.#options.idlePaceMs ?? null);
   }
 
-  /** The page tap started (true) or stopped (false) serving listeners: the sink is paced meanwhile. */
+  /**
+   * The page tap reads tracks in the page (true) or not (false: nobody listens, or every source
+   * comes by the encoded path): while it does, the sink is paced, so that the browser pulls its
+   * audio in short pieces.
+   */
+  pageTapReading(reading: boolean): void {
+    this.#pace(reading ? paceMs() : (this.#options.idlePaceMs ?? null));
+  }
+
+  /** The page tap started (true) or stopped (false) serving listeners: its check against the sink runs meanwhile. */
   pageTapActive(active: boolean): void {
-    this.#pace(active ? paceMs() : (this.#options.idlePaceMs ?? null));
     void this.#check?.stop();
     this.#check = null;
     const tap = this.#pageTap;

@@ -6,12 +6,14 @@ const LOOPBACK = readFileSync(new URL("../../fixture/teams/public/loopback.js", 
 /**
  * A page that plays a tone as Teams plays the meeting: an oscillator sent over an RTCPeerConnection
  * loopback and played by an <audio> from its `srcObject` (`window.el`). `window.ready` resolves
- * once the call is set up. For the page tap's tests and `make bench-listen-parts`.
+ * once the call is set up, which starts `callAfterMs` after the page loads. For the page tap's tests and `make bench-listen-parts`.
  */
-export function webrtcTonePage(hz = 440): string {
+export function webrtcTonePage(hz = 440, callAfterMs = 0): string {
   return `<body><script type="module">
 ${LOOPBACK}
   window.ready = (async () => {
+    // A call starts a while after the page loads, as a meeting's does after the join.
+    await new Promise((r) => setTimeout(r, ${Number(callAfterMs)}));
     const ctx = new AudioContext({ sampleRate: 48000 });
     const dest = ctx.createMediaStreamDestination();
     const osc = ctx.createOscillator();

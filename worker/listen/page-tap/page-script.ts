@@ -13,16 +13,20 @@
  *   - Web Audio: every node connected to an AudioContext's destination is also connected to a
  *     MediaStreamAudioDestinationNode of that context (only while the tap runs), heard while the
  *     context is running.
- * Each such track is read with a MediaStreamTrackProcessor (no script URL, so nothing Trusted
- * Types or a strict CSP would refuse), converted to s16le and sent through the CDP binding
- * (PAGE_TAP_BINDING) as `a|id|rate|channels|base64`; `g|id|gain` sets a source's volume, `e|id`
- * ends it, and `u|why` says the page plays something this tap cannot read (a frame's media, an
- * element whose media cannot be captured), after which the worker taps the sink instead
- * (worker/listen/taps.ts). A frame says that through PAGE_TAP_REPORT_BINDING, which reaches
+ * A WebRTC track whose receiver took the encoded path (encoded-script.ts: Teams' `mainAudio`)
+ * is heard from its frames, which go to the worker over the loopback; any other track is read
+ * with a MediaStreamTrackProcessor (no script URL, so nothing Trusted Types or a strict CSP would
+ * refuse), converted to s16le and sent through the CDP binding (PAGE_TAP_BINDING) as
+ * `a|id|rate|channels|base64`, and `r|1` says some track is read so (the worker paces the sink
+ * meanwhile: worker/listen/sink-pacer.ts), `r|0` that none is. `g|id|gain` sets a source's volume
+ * (either path), `e|id` ends it, and `u|why` says the page plays something this tap cannot read
+ * (a frame's media, an element whose media cannot be captured), after which the worker taps the
+ * sink instead (worker/listen/taps.ts). A frame says that through PAGE_TAP_REPORT_BINDING, which reaches
  * frames of other sites too (their own renderer: the CDP binding is only in the page's). The
  * hooks cost nothing but bookkeeping while nobody listens.
  */
 import { benchOverride } from "../../../shared/process/bench-override.ts";
+import { encodedTapSnippet } from "./encoded-script.ts";
 
 export const PAGE_TAP_GLOBAL = "__toaListenTap";
 export const PAGE_TAP_BINDING = "__toaListenTapSend";
@@ -45,13 +49,31 @@ export const PAGE_TAP_REPORT_BINDING = "__toaListenTapReport";
  */
 export const PAGE_TAP_SEND_MS = 20;
 export const PAGE_TAP_HOLD_SLACK_MS = 8;
+/**
+ * Frames to a message on the encoded path: two (40 ms of a receiver's audio). A message costs the
+ * browser's renderer and network service about the same whatever it holds; the latency to a
+ * listener barely moves, as the frame holding an onset waits at most one frame more (`make
+ * bench-listen`, one run each, 2026-11-28, load 0.1-0.3: first listener 2.75 / 1.2 / 2.05 % of a
+ * core for 1 / 2 / 3 frames (the run-to-run noise is ~0.7), from the media server median 77.5 /
+ * 79.5 / 81.5 ms, p95 92.5 / 91.9 / 94.5).
+ */
+export const ENCODED_BATCH = 2;
 
 /** PAGE_TAP_SEND_MS unless TOAMAISUTAA_LISTEN_SEND_MSEC says otherwise (`make bench-listen*`: BENCH_SEND_MS). */
 export function pageTapSendMs(env: NodeJS.ProcessEnv = process.env): number {
   return benchOverride("TOAMAISUTAA_LISTEN_SEND_MSEC", PAGE_TAP_SEND_MS, env);
 }
 
-export const pageTapScript = (sendMs: number = pageTapSendMs()): string => `(() => {
+/**
+ * Frames to a message on the encoded path (encoded-script.ts); TOAMAISUTAA_LISTEN_ENCODED_BATCH
+ * exists only so that `make bench-listen*` can A/B it (BENCH_ENCODED_BATCH).
+ */
+export function encodedBatch(env: NodeJS.ProcessEnv = process.env): number {
+  return benchOverride("TOAMAISUTAA_LISTEN_ENCODED_BATCH", ENCODED_BATCH, env);
+}
+
+/** `encodedUrl`: where the encoded path (encoded-script.ts) sends its frames; null: tracks are read. */
+export const pageTapScript = (sendMs: number = pageTapSendMs(), encodedUrl: string | null = null): string => `(() => {
   const G = ${JSON.stringify(PAGE_TAP_GLOBAL)};
   const BINDING = ${JSON.stringify(PAGE_TAP_BINDING)};
   const REPORT = ${JSON.stringify(PAGE_TAP_REPORT_BINDING)};
@@ -82,6 +104,17 @@ export const pageTapScript = (sendMs: number = pageTapSendMs()): string => `(() 
   const report = (why) => { const f = window[REPORT]; if (typeof f === "function") { try { Promise.resolve(f(why)).catch(() => {}); } catch {} } };
   const unknown = (why) => { if (unknownSent) return; unknownSent = true; if (isTop) send("u|" + why); else report(why); };
   const schedule = () => { if (pending) return; pending = true; setTimeout(() => { pending = false; refresh(); }, 0); };
+  let readers = 0;
+  let readersSent = -1;
+  // How many sources the page reads (the browser's output must be pulled in short pieces for them): \`r|n\`.
+  const sendReaders = () => { const n = readers > 0 ? 1 : 0; if (n !== readersSent) { readersSent = n; send("r|" + n); } };
+  // The encoded path opened or closed: sources go over to it, or back to reading their tracks.
+  function encodedChanged() {
+    if (!running) return;
+    for (const [key, s] of active) stopSource(key, s);
+    schedule();
+  }
+${encodedTapSnippet(encodedUrl, encodedBatch())}
 
   const origConnect = Node && Node.prototype.connect;
   const origDisconnect = Node && Node.prototype.disconnect;
@@ -203,11 +236,14 @@ export const pageTapScript = (sendMs: number = pageTapSendMs()): string => `(() 
     }
     if (!track) return;
     const id = nextId++;
-    const source = { id, gain: d.gain, reader: null, ctx: d.ctx, info: d.info, stopped: false };
+    const rid = d.ctx ? 0 : encoded.rid(track);
+    const source = { id, gain: d.gain, reader: null, rid, ctx: d.ctx, info: d.info, stopped: false };
     active.set(d.key, source);
     send("g|" + id + "|" + d.gain);
+    if (rid) { encoded.on(rid, id); return; }
+    readers++;
     let reader;
-    try { reader = new Processor({ track, maxBufferSize: 50 }).readable.getReader(); } catch { active.delete(d.key); unknown("a track could not be read"); return; }
+    try { reader = new Processor({ track, maxBufferSize: 50 }).readable.getReader(); } catch { active.delete(d.key); readers--; unknown("a track could not be read"); return; }
     source.reader = reader;
     let parts = [];
     let frames = 0;
@@ -264,15 +300,18 @@ export const pageTapScript = (sendMs: number = pageTapSendMs()): string => `(() 
           try { if (!source.stopped) take(value); } finally { value.close(); }
         }
       } catch {}
-      if (!source.stopped) { flush(); send("e|" + id); }
+      if (!source.stopped) { flush(); send("e|" + id); readers--; }
       if (active.get(d.key) === source) active.delete(d.key);
       schedule();
     })();
   };
 
   const stopSource = (key, source) => {
+    if (source.stopped) return;
     source.stopped = true;
     active.delete(key);
+    if (source.rid) encoded.off(source.rid);
+    else readers--;
     try { source.reader && source.reader.cancel(); } catch {}
     send("e|" + source.id);
   };
@@ -289,6 +328,7 @@ export const pageTapScript = (sendMs: number = pageTapSendMs()): string => `(() 
       else if (s.gain !== d.gain) { s.gain = d.gain; send("g|" + s.id + "|" + d.gain); }
     }
     for (const [key, s] of active) if (!keys.has(key)) stopSource(key, s);
+    sendReaders();
   };
 
   Object.defineProperty(window, G, {
@@ -304,6 +344,7 @@ export const pageTapScript = (sendMs: number = pageTapSendMs()): string => `(() 
       stop() {
         running = false;
         for (const [key, s] of active) stopSource(key, s);
+        readersSent = -1;
         for (const info of contexts.values()) {
           if (!info.tee) continue;
           for (const node of info.nodes.keys()) { try { origDisconnect.call(node, info.tee); } catch {} }

@@ -17,7 +17,8 @@ import { formatKey, type ListenFormat } from "../../../shared/listen/protocol.ts
 import { MAX_WORKER_BACKLOG_BYTES } from "../../../shared/listen/wire.ts";
 import { AUDIBLE_AMPLITUDE } from "./cross-check.ts";
 import { TapMixer } from "./mixer.ts";
-import { PAGE_TAP_BINDING, PAGE_TAP_GLOBAL, PAGE_TAP_REPORT_BINDING, pageTapScript } from "./page-script.ts";
+import type { EncodedReceiver } from "./encoded-receiver.ts";
+import { PAGE_TAP_BINDING, PAGE_TAP_GLOBAL, PAGE_TAP_REPORT_BINDING, pageTapScript, pageTapSendMs } from "./page-script.ts";
 import { Resampler } from "./resampler.ts";
 import { within } from "../../../shared/timeout.ts";
 
@@ -49,6 +50,10 @@ export interface PageTapOptions {
   onUncapturable: (why: string) => void;
   /** The tap starts serving its first output (true) or stops serving its last (false). */
   onActive?: (active: boolean) => void;
+  /** While it serves, the page starts (true) or stops (false) reading tracks (`r|`): the sink should be paced. */
+  onReading?: (reading: boolean) => void;
+  /** The encoded path's end (encoded-receiver.ts), whose URL the page script was given. */
+  encoded?: EncodedReceiver | null;
 }
 
 /**
@@ -63,9 +68,18 @@ export function pageTapEnabled(mic: boolean, env: NodeJS.ProcessEnv = process.en
   return forced === "page" ? true : forced === "sink" ? false : !mic;
 }
 
+/**
+ * Whether the page tap takes the meeting's WebRTC audio as encoded frames (encoded-script.ts)
+ * where it can. TOAMAISUTAA_LISTEN_ENCODED=0 exists only so that `make bench-listen*` can A/B it
+ * (BENCH_ENCODED).
+ */
+export function encodedPathEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.TOAMAISUTAA_LISTEN_ENCODED !== "0";
+}
+
 /** Adds the page script to every page of the context, before the page's own code. */
-export async function installPageTap(context: BrowserContext): Promise<void> {
-  await context.addInitScript({ content: pageTapScript() });
+export async function installPageTap(context: BrowserContext, encodedUrl: string | null = null): Promise<void> {
+  await context.addInitScript({ content: pageTapScript(pageTapSendMs(), encodedUrl) });
 }
 
 export class PageTap {
@@ -73,6 +87,10 @@ export class PageTap {
   readonly #log: Logger;
   readonly #onUncapturable: (why: string) => void;
   readonly #onActive: (active: boolean) => void;
+  readonly #onReading: (reading: boolean) => void;
+  readonly #encoded: EncodedReceiver | null;
+  /** What the page last said of its reading of tracks (`r|`). */
+  #reading = false;
   readonly #outputs = new Set<Output>();
   #cdp: CDPSession | null = null;
   #mixer: TapMixer | null = null;
@@ -80,6 +98,8 @@ export class PageTap {
   readonly #gains = new Map<string, number>();
   #uncapturable: string | null = null;
   #channels: 1 | 2 = 1;
+  /** The rate the encoded path decodes to. */
+  #encodedRate = 0;
   #stopped = false;
   /** The clock (performance.now()) the audio given to the outputs so far reaches. */
   #coveredUntil = 0;
@@ -92,6 +112,8 @@ export class PageTap {
     this.#log = options.logger;
     this.#onUncapturable = options.onUncapturable;
     this.#onActive = options.onActive ?? (() => undefined);
+    this.#onReading = options.onReading ?? (() => undefined);
+    this.#encoded = options.encoded ?? null;
     options.page.on("framenavigated", (frame) => {
       if (frame === this.#page.mainFrame() && this.#outputs.size > 0) void this.#startInPage();
     });
@@ -145,11 +167,15 @@ export class PageTap {
     socket.once("close", drop);
     socket.on("error", drop);
     const channels = Math.max(...[...this.#outputs].map((o) => o.format.channels)) as 1 | 2;
-    if (!this.#mixer || channels !== this.#channels) {
+    // The encoded path decodes to the highest rate listened to (the mix's, unless the page reads a track first).
+    const rate = Math.max(...[...this.#outputs].map((o) => o.format.sampleRate));
+    if (!this.#mixer || channels !== this.#channels || (this.#encoded && rate !== this.#encodedRate)) {
       this.#channels = channels;
+      this.#encodedRate = rate;
       this.#mixer = new TapMixer(channels);
       for (const [id, gain] of this.#gains) this.#mixer.setGain(id, gain);
     }
+    this.#encoded?.serve(channels, rate, (id, r, ch, data) => this.#onAudio(id, r, ch, data));
     void this.#startInPage();
     this.#log.debug({ format: formatKey(format), outputs: this.#outputs.size }, "page tap output opened");
     return true;
@@ -178,6 +204,7 @@ export class PageTap {
     await this.#stopInPage();
     await within(this.#cdp?.detach().catch(() => undefined) ?? Promise.resolve(), IN_PAGE_TIMEOUT_MS);
     this.#cdp = null;
+    await this.#encoded?.close();
   }
 
   #remove(output: Output): void {
@@ -192,7 +219,14 @@ export class PageTap {
   #idle(): void {
     if (this.#silenceTimer) clearTimeout(this.#silenceTimer);
     this.#silenceTimer = null;
+    this.#setReading(false);
     this.#onActive(false);
+  }
+
+  #setReading(reading: boolean): void {
+    if (reading === this.#reading) return;
+    this.#reading = reading;
+    this.#onReading(reading);
   }
 
   #checkSilenceIn(ms: number): void {
@@ -237,12 +271,13 @@ export class PageTap {
   }
 
   #onMessage(payload: string): void {
-    // `u|why`, `g|id|gain`, `e|id`, `a|id|rate|channels|base64` (page-script.ts). The page's own
-    // code can call the binding too: what it sends is checked, and it can say no more than the
-    // page could play anyway.
+    // `u|why`, `r|0|1`, `g|id|gain`, `e|id`, `a|id|rate|channels|base64` (page-script.ts). The
+    // page's own code can call the binding too: what it sends is checked, and it can say no more
+    // than the page could play anyway.
     if (payload.length > MAX_MESSAGE_CHARS) return;
     const kind = payload.charAt(0);
     if (kind === "u") return this.#fail(payload.slice(2, 202));
+    if (kind === "r") return this.#setReading(payload === "r|1" && this.#outputs.size > 0);
     const idEnd = payload.indexOf("|", 2);
     const id = payload.slice(2, idEnd < 0 ? undefined : idEnd);
     if (kind === "g") {
@@ -255,6 +290,7 @@ export class PageTap {
     const mixer = this.#mixer;
     if (kind === "e") {
       this.#gains.delete(id);
+      this.#encoded?.end(id);
       if (mixer) this.#write(mixer.end(id));
       return;
     }
@@ -268,6 +304,13 @@ export class PageTap {
     if (!(Number.isInteger(rate) && rate >= 8000 && rate <= 192_000) || !(channels === 1 || channels === 2) || bytes.length % (2 * channels) !== 0) return;
     const data = new Float32Array(bytes.length / 2);
     for (let i = 0; i < data.length; i++) data[i] = bytes.readInt16LE(i * 2) / 32768;
+    this.#onAudio(id, rate, channels, data);
+  }
+
+  /** Audio of source `id` (interleaved floats), read in the page or decoded from its frames. */
+  #onAudio(id: string, rate: number, channels: 1 | 2, data: Float32Array): void {
+    const mixer = this.#mixer;
+    if (!mixer || this.#outputs.size === 0) return;
     this.#write(mixer.push(id, rate, channels, data));
   }
 

@@ -1,0 +1,168 @@
+/**
+ * The page tap's encoded path, in the page (a part of page-script.ts's script): the meeting's
+ * WebRTC audio as it arrives from the network, before the browser decodes and plays it, so that
+ * a listener needs neither the browser's output pulled in short pieces nor the page reading its
+ * tracks (README, live audio out: those two were 12.5 of the first listener's ~19 % of a core).
+ *
+ * Each audio receiver the page gets (its `track` event, before the page's own listeners) is given
+ * an RTCRtpScriptTransform on one dedicated Worker of this script: a pass-through that, for a
+ * receiver a listener hears, also sends a copy of each Opus frame over a WebSocket to the worker
+ * process (encoded-receiver.ts), which decodes, mixes and serves it. Chromium 156 runs a transform
+ * only when it is given before the receiver's first frame, and a receiver whose transform is
+ * taken away again goes silent (measured), so the transform stays for the receiver's life and is
+ * given only once its Worker has proved it runs: a Worker a strict CSP or Trusted Types refuses,
+ * or a page that uses encoded streams of its own (`encodedInsertableStreams`, or a transform of
+ * its own set later), leaves those receivers to the tracks' reading, as does a WebSocket that
+ * does not open (the page's `connect-src`). The Worker does nothing but pass each frame on while
+ * nobody listens.
+ *
+ * A message holds one or more records, each a frame: `[u16 record length][u32 source id][u32 RTP
+ * timestamp][u16 sequence number][u8 codec][payload]`, little-endian (ENCODED_RECORD_HEADER_BYTES),
+ * the source id being the page tap's own (`g|id|gain`), the codec one of ENCODED_CODECS (Teams
+ * sends Opus; G.711 is what a plain RTP server may send). A receiver on another codec (its first
+ * frame says) is read in the page.
+ */
+
+/** `[u16 record length][u32 source id][u32 RTP timestamp][u16 sequence number][u8 codec]`. */
+export const ENCODED_RECORD_HEADER_BYTES = 13;
+
+/** Codecs the worker decodes (encoded-receiver.ts), by their number in a record. */
+export const ENCODED_CODECS = { "audio/opus": 1, "audio/pcmu": 2, "audio/pcma": 3 } as const;
+
+/**
+ * The Worker: a pass-through transform per receiver, and a WebSocket for the copies listened to,
+ * `batch` frames to a message (a message costs the browser about the same whatever it holds).
+ */
+const workerSource = (url: string, batch: number): string => `
+  const URL_ = ${JSON.stringify(url)};
+  const CODECS = ${JSON.stringify(ENCODED_CODECS)};
+  const BATCH = ${batch};
+  // Frames that say nothing to hear: comfort noise and DTMF ride the same receiver.
+  const QUIET = new Set(["audio/cn", "audio/telephone-event"]);
+  const on = new Map();
+  const codecOf = new Map();
+  let ws = null;
+  let open = false;
+  let queue = [];
+  let queued = 0;
+  let timer = 0;
+  const connect = () => {
+    try { ws = new WebSocket(URL_); } catch { postMessage({ t: "ws", open: false }); return; }
+    ws.binaryType = "arraybuffer";
+    ws.onopen = () => { open = true; postMessage({ t: "ws", open: true }); };
+    ws.onclose = () => { open = false; queue = []; queued = 0; postMessage({ t: "ws", open: false }); };
+  };
+  const flush = () => {
+    if (timer) { clearTimeout(timer); timer = 0; }
+    if (queue.length === 0) return;
+    const out = new Uint8Array(queued);
+    let at = 0;
+    for (const r of queue) { out.set(r, at); at += r.length; }
+    queue = [];
+    queued = 0;
+    // A worker that stopped reading loses frames rather than pile them up here.
+    if (open && ws.bufferedAmount < 65536) ws.send(out);
+  };
+  const copy = (id, codec, frame, meta) => {
+    const data = new Uint8Array(frame.data);
+    const r = new Uint8Array(${ENCODED_RECORD_HEADER_BYTES} + data.length);
+    const view = new DataView(r.buffer);
+    view.setUint16(0, r.length, true);
+    view.setUint32(2, id, true);
+    view.setUint32(6, meta.rtpTimestamp >>> 0, true);
+    view.setUint16(10, meta.sequenceNumber & 0xffff, true);
+    view.setUint8(12, codec);
+    r.set(data, ${ENCODED_RECORD_HEADER_BYTES});
+    queue.push(r);
+    queued += r.length;
+    if (queue.length >= BATCH) flush();
+    else if (!timer) timer = setTimeout(flush, 25 * BATCH);
+  };
+  onmessage = (m) => {
+    const d = m.data;
+    if (d && d.t === "on") on.set(d.rid, d.id);
+    else if (d && d.t === "off") on.delete(d.rid);
+  };
+  onrtctransform = (e) => {
+    const t = e.transformer;
+    const rid = t.options && t.options.rid;
+    t.readable.pipeThrough(new TransformStream({
+      transform(frame, c) {
+        try {
+          const meta = frame.getMetadata();
+          const mime = typeof meta.mimeType === "string" ? meta.mimeType.toLowerCase() : "";
+          if (mime && !QUIET.has(mime) && codecOf.get(rid) !== mime) { codecOf.set(rid, mime); postMessage({ t: "codec", rid, mime }); }
+          const id = on.get(rid);
+          const codec = CODECS[mime];
+          if (id && codec && open) copy(id, codec, frame, meta);
+        } catch {}
+        c.enqueue(frame);
+      },
+    })).pipeTo(t.writable).catch(() => {});
+  };
+  connect();
+  postMessage({ t: "ready" });
+`;
+
+/**
+ * Defines `encoded` in page-script.ts's scope: `encoded.rid(track)` is the receiver's number when
+ * its frames can be sent (0 when not: read the track instead), `encoded.on(rid, id)` and
+ * `encoded.off(rid)` start and stop sending them as source `id`; the script's `encodedChanged()`
+ * is called when the WebSocket opens or closes, or a receiver's codec is known or changes. `url`
+ * null: no encoded path.
+ */
+export const encodedTapSnippet = (url: string | null, batch = 1): string => `
+  const encoded = (() => {
+    const none = { rid: () => 0, on() {}, off() {} };
+    const Native = window.RTCPeerConnection;
+    const Transform = window.RTCRtpScriptTransform;
+    if (${url === null} || !isTop || !Native || !Transform || !window.Worker) return none;
+    let worker = null;
+    let alive = false;
+    let wsOpen = false;
+    try {
+      const blobUrl = URL.createObjectURL(new Blob([${JSON.stringify(url === null ? "" : workerSource(url, batch))}], { type: "text/javascript" }));
+      worker = new Worker(blobUrl);
+      worker.onmessage = (m) => {
+        const d = m.data;
+        if (d && d.t === "ready") alive = true;
+        else if (d && d.t === "ws") { wsOpen = d.open === true; encodedChanged(); }
+        else if (d && d.t === "codec") { codecs.set(d.rid, String(d.mime)); encodedChanged(); }
+      };
+      worker.onerror = () => { alive = false; };
+    } catch { return none; }
+    const SUPPORTED = new Set(${JSON.stringify(Object.keys(ENCODED_CODECS))});
+    const codecs = new Map();
+    const byTrack = new WeakMap();
+    const ours = new WeakSet();
+    let nextRid = 1;
+    const give = (receiver) => {
+      try {
+        if (!alive || !receiver || !receiver.track || receiver.track.kind !== "audio" || receiver.transform) return;
+        const rid = nextRid++;
+        const t = new Transform(worker, { rid });
+        receiver.transform = t;
+        ours.add(t);
+        byTrack.set(receiver.track, { rid, receiver });
+      } catch {}
+    };
+    class TappedPeerConnection extends Native {
+      constructor(...args) {
+        super(...args);
+        const config = args[0];
+        if (!(config && config.encodedInsertableStreams)) this.addEventListener("track", (e) => give(e.receiver));
+      }
+    }
+    window.RTCPeerConnection = TappedPeerConnection;
+    if (window.webkitRTCPeerConnection) window.webkitRTCPeerConnection = TappedPeerConnection;
+    return {
+      rid(track) {
+        const r = byTrack.get(track);
+        // The page may have put a transform of its own in ours' place.
+        return r && alive && wsOpen && SUPPORTED.has(codecs.get(r.rid)) && ours.has(r.receiver.transform) ? r.rid : 0;
+      },
+      on(rid, id) { worker.postMessage({ t: "on", rid, id }); },
+      off(rid) { worker.postMessage({ t: "off", rid }); },
+    };
+  })();
+`;
