@@ -37,7 +37,6 @@ const workerSource = (url: string, batch: number): string => `
   const URL_ = ${JSON.stringify(url)};
   const CODECS = ${JSON.stringify(ENCODED_CODECS)};
   const BATCH = ${batch};
-  const CODEC_CHECK_EVERY = 50;
   // Frames that say nothing to hear: comfort noise and DTMF ride the same receiver.
   const QUIET = new Set(["audio/cn", "audio/telephone-event"]);
   const on = new Map();
@@ -87,19 +86,15 @@ const workerSource = (url: string, batch: number): string => `
   onrtctransform = (e) => {
     const t = e.transformer;
     const rid = t.options && t.options.rid;
-    let seen = 0;
     t.readable.pipeThrough(new TransformStream({
       transform(frame, c) {
         try {
+          const meta = frame.getMetadata();
+          const mime = typeof meta.mimeType === "string" ? meta.mimeType.toLowerCase() : "";
+          if (mime && !QUIET.has(mime) && codecOf.get(rid) !== mime) { codecOf.set(rid, mime); postMessage({ t: "codec", rid, mime }); }
           const id = on.get(rid);
-          // While nobody listens a frame is only looked at now and then, for its codec.
-          if (id || !codecOf.has(rid) || ++seen % CODEC_CHECK_EVERY === 0) {
-            const meta = frame.getMetadata();
-            const mime = typeof meta.mimeType === "string" ? meta.mimeType.toLowerCase() : "";
-            if (mime && !QUIET.has(mime) && codecOf.get(rid) !== mime) { codecOf.set(rid, mime); postMessage({ t: "codec", rid, mime }); }
-            const codec = CODECS[mime];
-            if (id && codec && open) copy(id, codec, frame, meta);
-          }
+          const codec = CODECS[mime];
+          if (id && codec && open) copy(id, codec, frame, meta);
         } catch {}
         c.enqueue(frame);
       },
@@ -111,15 +106,14 @@ const workerSource = (url: string, batch: number): string => `
 
 /**
  * Defines `encoded` in page-script.ts's scope: `encoded.rid(track)` is the receiver's number when
- * its frames can be sent (0 when not: read the track instead), `encoded.pending(track)` whether
- * that is only because its first frame has yet to say its codec, `encoded.on(rid, id)` and
+ * its frames can be sent (0 when not: read the track instead), `encoded.on(rid, id)` and
  * `encoded.off(rid)` start and stop sending them as source `id`; the script's `encodedChanged()`
  * is called when the WebSocket opens or closes, or a receiver's codec is known or changes. `url`
  * null: no encoded path.
  */
 export const encodedTapSnippet = (url: string | null, batch = 1): string => `
   const encoded = (() => {
-    const none = { rid: () => 0, pending: () => false, on() {}, off() {} };
+    const none = { rid: () => 0, on() {}, off() {} };
     const Native = window.RTCPeerConnection;
     const Transform = window.RTCRtpScriptTransform;
     if (${url === null} || !isTop || !Native || !Transform || !window.Worker) return none;
@@ -166,10 +160,6 @@ export const encodedTapSnippet = (url: string | null, batch = 1): string => `
         const r = byTrack.get(track);
         // The page may have put a transform of its own in ours' place.
         return r && alive && wsOpen && SUPPORTED.has(codecs.get(r.rid)) && ours.has(r.receiver.transform) ? r.rid : 0;
-      },
-      pending(track) {
-        const r = byTrack.get(track);
-        return !!r && alive && wsOpen && !codecs.has(r.rid) && ours.has(r.receiver.transform);
       },
       on(rid, id) { worker.postMessage({ t: "on", rid, id }); },
       off(rid) { worker.postMessage({ t: "off", rid }); },
