@@ -81,8 +81,8 @@ async function socketPair(): Promise<[Socket, Socket]> {
   return [await accepted, reader];
 }
 
+const encoded = encodedPathEnabled() ? await EncodedReceiver.start(logger) : null;
 try {
-  const encoded = encodedPathEnabled() ? await EncodedReceiver.start(logger) : null;
   await installPageTap(browser.context, encoded?.url ?? null);
   const page = browser.page;
   // The taps pace the sink only while the page reads tracks (not for the encoded path).
@@ -149,6 +149,7 @@ try {
   }, null, 2));
 } finally {
   recorder.kill();
+  await encoded?.close();
   await browser.close();
   await pulse.stop();
   await rm(dir, { recursive: true, force: true });

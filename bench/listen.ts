@@ -199,7 +199,7 @@ async function startSession(mic: boolean, source: Source): Promise<Session> {
     LocalLogin: { Enabled: false },
     bot: { RECORDINGS_DIR: join(sub, "recordings"), MEETING_ALLOWED_HOSTS: fixture.hostPort, MIC_PLAYBACK_ENABLED: mic, LISTEN_LOW_LATENCY: LOW_LATENCY },
   });
-  const server = await startServer(config, createLogger({ level: "warn" }), { features: [createBotFeature({ storage: { backend: "local" } })] });
+  const server = await startServer(config, createLogger({ level: process.env.BENCH_LOG_LEVEL ?? "warn" }), { features: [createBotFeature({ storage: { backend: "local" } })] });
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${server.url}${path}`, { method, headers: body ? { "content-type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined });
     return (await res.json()) as Record<string, unknown>;

@@ -37,6 +37,7 @@ const workerSource = (url: string, batch: number): string => `
   const URL_ = ${JSON.stringify(url)};
   const CODECS = ${JSON.stringify(ENCODED_CODECS)};
   const BATCH = ${batch};
+  const CODEC_CHECK_EVERY = 50;
   // Frames that say nothing to hear: comfort noise and DTMF ride the same receiver.
   const QUIET = new Set(["audio/cn", "audio/telephone-event"]);
   const on = new Map();
@@ -86,15 +87,19 @@ const workerSource = (url: string, batch: number): string => `
   onrtctransform = (e) => {
     const t = e.transformer;
     const rid = t.options && t.options.rid;
+    let seen = 0;
     t.readable.pipeThrough(new TransformStream({
       transform(frame, c) {
         try {
-          const meta = frame.getMetadata();
-          const mime = typeof meta.mimeType === "string" ? meta.mimeType.toLowerCase() : "";
-          if (mime && !QUIET.has(mime) && codecOf.get(rid) !== mime) { codecOf.set(rid, mime); postMessage({ t: "codec", rid, mime }); }
           const id = on.get(rid);
-          const codec = CODECS[mime];
-          if (id && codec && open) copy(id, codec, frame, meta);
+          // While nobody listens a frame is only looked at now and then, for its codec.
+          if (id || !codecOf.has(rid) || ++seen % CODEC_CHECK_EVERY === 0) {
+            const meta = frame.getMetadata();
+            const mime = typeof meta.mimeType === "string" ? meta.mimeType.toLowerCase() : "";
+            if (mime && !QUIET.has(mime) && codecOf.get(rid) !== mime) { codecOf.set(rid, mime); postMessage({ t: "codec", rid, mime }); }
+            const codec = CODECS[mime];
+            if (id && codec && open) copy(id, codec, frame, meta);
+          }
         } catch {}
         c.enqueue(frame);
       },
