@@ -31,6 +31,8 @@ const RATE = 16_000;
 
 /** The tone's call starts after the page loaded, as a meeting's does after the join. */
 const PAGE = webrtcTonePage(440, 1_000);
+/** The same, its receiving side making the offer with a transceiver of its own, as a client to its media server. */
+const OFFERING_PAGE = webrtcTonePage(440, 1_000, { receiverOffers: true });
 
 const samples = (pcm: Buffer, from: number): Float32Array => {
   const out = new Float32Array(Math.floor((pcm.length - from) / 2));
@@ -63,7 +65,7 @@ describe("page tap, encoded path (real Chromium and PulseAudio)", { timeout: 180
       const csp = new URL(req.url ?? "/", "http://x").searchParams.get("csp");
       res.setHeader("content-type", "text/html");
       if (csp) res.setHeader("content-security-policy", csp);
-      res.end(PAGE);
+      res.end(new URL(req.url ?? "/", "http://x").searchParams.has("offer") ? OFFERING_PAGE : PAGE);
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
@@ -78,7 +80,7 @@ describe("page tap, encoded path (real Chromium and PulseAudio)", { timeout: 180
   });
 
   /** The page (with `csp`), a tap on it and a 16 kHz listener; `reading` lists what the page said of its reading of tracks. */
-  const listenTo = async (t: TestContext, csp?: string) => {
+  const listenTo = async (t: TestContext, csp?: string, query = "") => {
     const page = await browser.page.context().newPage();
     t.after(() => page.close());
     const reading: boolean[] = [];
@@ -86,11 +88,22 @@ describe("page tap, encoded path (real Chromium and PulseAudio)", { timeout: 180
     await tap.bind();
     // The tap is shared with the describe's receiver: stopping it would close the receiver.
     t.after(() => tap.takeOutputs());
-    await page.goto(csp ? `${base}?csp=${encodeURIComponent(csp)}` : base);
+    await page.goto(csp ? `${base}?csp=${encodeURIComponent(csp)}` : `${base}?${query}`);
     await page.evaluate(() => (window as unknown as { ready: Promise<unknown> }).ready);
     const reader = await socketPair(t, dir, (tapEnd) => assert.ok(tap.open({ sampleRate: RATE, channels: 1 }, tapEnd), "the page tap serves"));
     return { page, reader, reading };
   };
+
+  test("a receiver the page added itself before its offer (as a client to its media server) is heard from its frames too", async (t) => {
+    const framesBefore = receiver.frames;
+    const { reader, reading } = await listenTo(t, undefined, "offer=1");
+    await untilHeard(reader);
+    await sleep(1_000);
+    const last = samples(reader.pcm(), Math.max(0, reader.bytes - RATE * 2));
+    assert.equal(dominantFrequency(last, RATE, { minHz: 300, maxHz: 700, stepHz: 5, maxSeconds: 0.5 }), 440);
+    assert.ok(receiver.frames - framesBefore >= 50, `${receiver.frames - framesBefore} frames decoded`);
+    assert.equal(reading.at(-1) ?? false, false, `the page reads no track: ${JSON.stringify(reading)}`);
+  });
 
   test("a WebRTC track reaches the listener from its frames, at the element's volume, and no track is read", async (t) => {
     const framesBefore = receiver.frames;

@@ -4,17 +4,20 @@
  * a listener needs neither the browser's output pulled in short pieces nor the page reading its
  * tracks (README, live audio out: those two were 12.5 of the first listener's ~19 % of a core).
  *
- * Each audio receiver the page gets (its `track` event, before the page's own listeners) is given
- * an RTCRtpScriptTransform on one dedicated Worker of this script: a pass-through that, for a
- * receiver a listener hears, also sends a copy of each Opus frame over a WebSocket to the worker
- * process (encoded-receiver.ts), which decodes, mixes and serves it. Chromium 156 runs a transform
- * only when it is given before the receiver's first frame, and a receiver whose transform is
- * taken away again goes silent (measured), so the transform stays for the receiver's life and is
- * given only once its Worker has proved it runs: a Worker a strict CSP or Trusted Types refuses,
- * or a page that uses encoded streams of its own (`encodedInsertableStreams`, or a transform of
- * its own set later), leaves those receivers to the tracks' reading, as does a WebSocket that
- * does not open (the page's `connect-src`). The Worker does nothing but pass each frame on while
- * nobody listens.
+ * Each audio receiver the page gets is given an RTCRtpScriptTransform on one dedicated Worker of
+ * this script, as soon as it exists (a transceiver the page adds, before the description that
+ * starts it; one the remote offer makes, in its `track` event, before the page's own listeners):
+ * a pass-through that, for a receiver a listener hears, also sends a copy of each frame over a
+ * WebSocket to the worker process (encoded-receiver.ts), which decodes, mixes and serves it.
+ * Chromium 156 runs a transform only when it is given before the receiver starts (measured: given
+ * in the `track` event of a transceiver the page added itself, as a client that makes the offer
+ * does, no frame passes it; given at `addTransceiver`, every one), and a receiver whose transform
+ * is taken away again goes silent (measured), so the transform stays for the receiver's life and
+ * is given only once its Worker has proved it runs: a Worker a strict CSP or Trusted Types
+ * refuses, or a page that uses encoded streams of its own (`encodedInsertableStreams`, or a
+ * transform of its own set later), leaves those receivers to the tracks' reading, as does a
+ * WebSocket that does not open (the page's `connect-src`) and a receiver no frame has passed yet
+ * (its codec unknown). The Worker does nothing but pass each frame on while nobody listens.
  *
  * A message holds one or more records, each a frame: `[u16 record length][u32 source id][u32 RTP
  * timestamp][u16 sequence number][u8 codec][payload]`, little-endian (ENCODED_RECORD_HEADER_BYTES),
@@ -151,12 +154,25 @@ export const encodedTapSnippet = (url: string | null, batch = 1): string => `
         byTrack.set(receiver.track, { rid, receiver });
       } catch {}
     };
+    // Every audio receiver of the connection, as soon as it exists: one the page makes itself
+    // (addTransceiver, addTrack, an offer's legacy offerToReceiveAudio) before the description that
+    // starts it is applied, one the remote side makes in its \`track\` event.
+    const giveAll = (pc) => {
+      if (pc[SKIP]) return;
+      try { for (const t of pc.getTransceivers()) give(t.receiver); } catch {}
+    };
+    const SKIP = Symbol("encodedInsertableStreams");
     class TappedPeerConnection extends Native {
       constructor(...args) {
         super(...args);
         const config = args[0];
-        if (!(config && config.encodedInsertableStreams)) this.addEventListener("track", (e) => give(e.receiver));
+        if (config && config.encodedInsertableStreams) { this[SKIP] = true; return; }
+        this.addEventListener("track", (e) => give(e.receiver));
       }
+      addTransceiver(...args) { const t = super.addTransceiver(...args); giveAll(this); return t; }
+      addTrack(...args) { const s = super.addTrack(...args); giveAll(this); return s; }
+      setLocalDescription(...args) { giveAll(this); return super.setLocalDescription(...args); }
+      setRemoteDescription(...args) { giveAll(this); return super.setRemoteDescription(...args); }
     }
     window.RTCPeerConnection = TappedPeerConnection;
     if (window.webkitRTCPeerConnection) window.webkitRTCPeerConnection = TappedPeerConnection;
