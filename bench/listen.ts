@@ -62,7 +62,8 @@ import { startTeamsFixture } from "../test/fixture/teams/server.ts";
 import { holdMediaLock } from "../test/harness/media-lock.ts";
 import { burstOnsets, channel, listen, sleep, type Received } from "../test/listen/helpers.ts";
 import { tapLatencyMs } from "../worker/listen/capture.ts";
-import { pageTapEnabled } from "../worker/listen/page-tap/tap.ts";
+import { encodedBatch } from "../worker/listen/page-tap/page-script.ts";
+import { encodedPathEnabled, pageTapEnabled, pageTapReadsTracks } from "../worker/listen/page-tap/tap.ts";
 import { paceMs } from "../worker/listen/sink-pacer.ts";
 
 const execFileAsync = promisify(execFile);
@@ -164,7 +165,12 @@ async function cpu(workDir: string): Promise<Record<string, number>> {
 }
 
 /** Which tap a session's listeners hear, with its setting (worker/listen/taps.ts). */
-const tapUsed = (mic: boolean) => (pageTapEnabled(mic) ? `page (sink paced at ${paceMs()} ms)` : `sink, fragment ${tapLatencyMs(mic)} ms`);
+const tapUsed = (mic: boolean) =>
+  pageTapEnabled(mic)
+    ? encodedPathEnabled()
+      ? `page, encoded path (${encodedBatch()} frames a message; a track read ${pageTapReadsTracks(mic) ? `paces the sink at ${paceMs()} ms` : "sends listeners to the sink"})`
+      : `page (sink paced at ${paceMs()} ms)`
+    : `sink, fragment ${tapLatencyMs(mic)} ms`;
 const uptime = () => execFileSync("uptime").toString().trim();
 const quantile = (xs: number[], q: number) => {
   const v = [...xs].sort((a, b) => a - b);

@@ -142,8 +142,9 @@ describe("listen API (real worker, bearer, record false, playback on)", { timeou
     const processes = await listProcesses();
     const worker = processes.find((p) => p.cmdline.includes(`--session-dir=${workDir}`));
     assert.ok(worker, "the session's worker process");
-    const tap = processes.find((p) => p.cmdline.startsWith("parec") && p.cmdline.includes("bot-listen") && p.cmdline.includes(workDir));
-    assert.ok(tap, "the listener's tap, named by the session's work dir");
+    // The sink's tap, or while the page tap serves (its encoded path, also with a microphone) its check against the sink.
+    const tap = processes.find((p) => p.cmdline.startsWith("parec") && /--stream-name=listen(-check)?\b/.test(p.cmdline) && p.cmdline.includes(workDir));
+    assert.ok(tap, "the listener's parec, named by the session's work dir");
     process.kill(worker.pid, "SIGKILL");
     assert.deepEqual(await r.closed, { code: CLOSE.normal, reason: CLOSE_REASON.sessionEnded });
     await waitForSession(app, id, (s) => s.status === "interrupted", 60_000, TOKEN);

@@ -79,24 +79,29 @@ describe("page tap, encoded path (real Chromium and PulseAudio)", { timeout: 180
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** The page (with `csp`), a tap on it and a 16 kHz listener; `reading` lists what the page said of its reading of tracks. */
-  const listenTo = async (t: TestContext, csp?: string, query = "") => {
+  /**
+   * The page (with `csp`, or the query `query`), a tap on it and a 16 kHz listener; `reading`
+   * lists what the page said of its reading of tracks, `gaveWay` why the tap gave way to the
+   * sink's. `readTracks` false: as with a microphone.
+   */
+  const listenTo = async (t: TestContext, csp?: string, readTracks = true, query = "") => {
     const page = await browser.page.context().newPage();
     t.after(() => page.close());
     const reading: boolean[] = [];
-    const tap = new PageTap({ page, logger, encoded: receiver, onUncapturable: () => undefined, onReading: (r) => reading.push(r) });
+    const gaveWay: string[] = [];
+    const tap = new PageTap({ page, logger, encoded: receiver, readTracks, onUncapturable: (why) => gaveWay.push(why), onReading: (r) => reading.push(r) });
     await tap.bind();
     // The tap is shared with the describe's receiver: stopping it would close the receiver.
     t.after(() => tap.takeOutputs());
     await page.goto(csp ? `${base}?csp=${encodeURIComponent(csp)}` : `${base}?${query}`);
     await page.evaluate(() => (window as unknown as { ready: Promise<unknown> }).ready);
     const reader = await socketPair(t, dir, (tapEnd) => assert.ok(tap.open({ sampleRate: RATE, channels: 1 }, tapEnd), "the page tap serves"));
-    return { page, reader, reading };
+    return { page, reader, reading, gaveWay };
   };
 
   test("a receiver the page added itself before its offer (as a client to its media server) is heard from its frames too", async (t) => {
     const framesBefore = receiver.frames;
-    const { reader, reading } = await listenTo(t, undefined, "offer=1");
+    const { reader, reading } = await listenTo(t, undefined, true, "offer=1");
     await untilHeard(reader);
     await sleep(1_000);
     const last = samples(reader.pcm(), Math.max(0, reader.bytes - RATE * 2));
@@ -151,6 +156,20 @@ describe("page tap, encoded path (real Chromium and PulseAudio)", { timeout: 180
       assert.ok(reading.includes(true), "the page read the track");
     });
   }
+
+  test("with a microphone the page tap serves the encoded path only: a page that refuses it sends the listener to the sink", async (t) => {
+    const heard = await listenTo(t, undefined, false);
+    await untilHeard(heard.reader);
+    assert.deepEqual([heard.gaveWay, heard.reading.includes(true)], [[], false], "the encoded path serves");
+    const refused = await listenTo(t, "worker-src 'none'", false);
+    const deadline = Date.now() + 10_000;
+    while (refused.gaveWay.length === 0) {
+      assert.ok(Date.now() < deadline, "the tap did not give way");
+      await sleep(100);
+    }
+    assert.match(refused.gaveWay[0]!, /encoded path/);
+    assert.ok(!refused.reading.includes(true), "no track was read");
+  });
 });
 
 /** A socket pair: `give` hands the tap's end over, the test reads the other. */

@@ -13,7 +13,7 @@ import { CLOSE, CLOSE_REASON } from "../../shared/listen/protocol.ts";
 import type { Page } from "playwright-core";
 import { tapLatencyMs } from "./capture.ts";
 import { EncodedReceiver } from "./page-tap/encoded-receiver.ts";
-import { PageTap, encodedPathEnabled, installPageTap, pageTapEnabled } from "./page-tap/tap.ts";
+import { PageTap, encodedPathEnabled, installPageTap, pageTapEnabled, pageTapReadsTracks } from "./page-tap/tap.ts";
 import { AudioTaps } from "./taps.ts";
 import { IDLE_PACE_MS } from "./sink-pacer.ts";
 import { openListenServer, type EndNotice, type ListenServer } from "./server.ts";
@@ -107,6 +107,7 @@ export function createListen(deps: ListenDeps): Listen {
           onUncapturable: () => taps.fallBackToSink(),
           onActive: (active) => taps.pageTapActive(active),
           onReading: (reading) => taps.pageTapReading(reading),
+          readTracks: pageTapReadsTracks(deps.mic),
         });
         await tap.bind();
         taps.usePageTap(tap);

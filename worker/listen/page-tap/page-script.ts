@@ -106,6 +106,8 @@ export const pageTapScript = (sendMs: number = pageTapSendMs(), encodedUrl: stri
   const schedule = () => { if (pending) return; pending = true; setTimeout(() => { pending = false; refresh(); }, 0); };
   let readers = 0;
   let readersSent = -1;
+  // With a microphone the worker would rather hear the sink than have tracks read (tap.ts).
+  let readTracks = true;
   // How many sources the page reads (the browser's output must be pulled in short pieces for them): \`r|n\`.
   const sendReaders = () => { const n = readers > 0 ? 1 : 0; if (n !== readersSent) { readersSent = n; send("r|" + n); } };
   // The encoded path opened or closed: sources go over to it, or back to reading their tracks.
@@ -241,6 +243,12 @@ ${encodedTapSnippet(encodedUrl, encodedBatch())}
     active.set(d.key, source);
     send("g|" + id + "|" + d.gain);
     if (rid) { encoded.on(rid, id); return; }
+    if (!readTracks) {
+      active.delete(d.key);
+      // A receiver whose first frame has yet to say its codec is waited for (encodedChanged).
+      if (!encoded.pending(track)) unknown("the page plays audio its encoded path does not carry");
+      return;
+    }
     readers++;
     let reader;
     try { reader = new Processor({ track, maxBufferSize: 50 }).readable.getReader(); } catch { active.delete(d.key); readers--; unknown("a track could not be read"); return; }
@@ -333,9 +341,10 @@ ${encodedTapSnippet(encodedUrl, encodedBatch())}
 
   Object.defineProperty(window, G, {
     value: Object.freeze({
-      start(ch) {
+      start(ch, read) {
         if (!Processor) return "no MediaStreamTrackProcessor";
         channels = ch === 2 ? 2 : 1;
+        readTracks = read !== false;
         running = true;
         unknownSent = false;
         refresh();

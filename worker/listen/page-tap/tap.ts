@@ -54,18 +54,28 @@ export interface PageTapOptions {
   onReading?: (reading: boolean) => void;
   /** The encoded path's end (encoded-receiver.ts), whose URL the page script was given. */
   encoded?: EncodedReceiver | null;
+  /** False: a source the encoded path cannot carry makes the tap give way to the sink's (default true). */
+  readTracks?: boolean;
 }
 
 /**
- * Whether a session's listeners hear the page tap: when the browser has no microphone. Then its
+ * Whether a session's listeners hear the page tap. Without a microphone always: the browser's
  * PulseAudio buffer is 500 ms (worker/browser/launch.ts) and a tap on the sink hears the meeting
- * ~500 ms late; with one, the browser keeps Chromium's own ~30 ms buffer, paces the sink itself,
- * and the sink's tap is as quick for a fraction of the CPU (README, live audio out).
- * TOAMAISUTAA_LISTEN_TAP=page|sink exists only so that `make bench-listen` can A/B them (BENCH_TAP).
+ * ~500 ms late. With one, where the encoded path (encoded-script.ts) can carry what the page plays:
+ * the browser then keeps Chromium's own ~30 ms buffer and paces the sink itself, so the sink's
+ * tap is as quick, but it costs ~10 % of a core (README, live audio out) against ~1 for the
+ * encoded path; a track the page would have to read sends the listeners to the sink instead
+ * (pageTapReadsTracks). TOAMAISUTAA_LISTEN_TAP=page|sink exists only so that `make bench-listen`
+ * can A/B them (BENCH_TAP).
  */
 export function pageTapEnabled(mic: boolean, env: NodeJS.ProcessEnv = process.env): boolean {
   const forced = env.TOAMAISUTAA_LISTEN_TAP;
-  return forced === "page" ? true : forced === "sink" ? false : !mic;
+  return forced === "page" ? true : forced === "sink" ? false : !mic || encodedPathEnabled(env);
+}
+
+/** Whether the page tap may read tracks in the page (pacing the sink meanwhile): without a microphone. */
+export function pageTapReadsTracks(mic: boolean): boolean {
+  return !mic;
 }
 
 /**
@@ -89,6 +99,7 @@ export class PageTap {
   readonly #onActive: (active: boolean) => void;
   readonly #onReading: (reading: boolean) => void;
   readonly #encoded: EncodedReceiver | null;
+  readonly #readTracks: boolean;
   /** What the page last said of its reading of tracks (`r|`). */
   #reading = false;
   readonly #outputs = new Set<Output>();
@@ -114,6 +125,7 @@ export class PageTap {
     this.#onActive = options.onActive ?? (() => undefined);
     this.#onReading = options.onReading ?? (() => undefined);
     this.#encoded = options.encoded ?? null;
+    this.#readTracks = options.readTracks ?? true;
     options.page.on("framenavigated", (frame) => {
       if (frame === this.#page.mainFrame() && this.#outputs.size > 0) void this.#startInPage();
     });
@@ -248,7 +260,10 @@ export class PageTap {
 
   async #startInPage(): Promise<void> {
     try {
-      const result = await this.#page.evaluate(([g, ch]) => (window as unknown as Record<string, { start(c: number): string } | undefined>)[g]?.start(ch) ?? "missing", [PAGE_TAP_GLOBAL, this.#channels] as const);
+      const result = await this.#page.evaluate(
+        ([g, ch, read]) => (window as unknown as Record<string, { start(c: number, r: boolean): string } | undefined>)[g]?.start(ch, read) ?? "missing",
+        [PAGE_TAP_GLOBAL, this.#channels, this.#readTracks] as const,
+      );
       if (result === "missing" || result.startsWith("no ")) this.#fail(result === "missing" ? "the page tap's script is not in the page" : result);
     } catch (err) {
       // A navigation destroyed the context: framenavigated starts it again in the new document.
