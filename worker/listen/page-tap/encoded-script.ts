@@ -114,15 +114,16 @@ const workerSource = (url: string, batch: number): string => `
 
 /**
  * Defines `encoded` in page-script.ts's scope: `encoded.rid(track)` is the receiver's number when
- * its frames can be sent (0 when not: read the track instead), `encoded.pending(track)` whether
- * that is only because its first frame has yet to say its codec, `encoded.on(rid, id)` and
- * `encoded.off(rid)` start and stop sending them as source `id`; the script's `encodedChanged()`
- * is called when the WebSocket opens or closes, or a receiver's codec is known or changes. `url`
- * null: no encoded path.
+ * its frames can be sent (0 when not: read the track instead), `encoded.carries(rid)` whether a
+ * receiver's still can, `encoded.pending(track)` whether a track's receiver cannot yet only
+ * because its first frame has yet to say its codec, `encoded.on(rid, id)` and `encoded.off(rid)`
+ * start and stop sending its frames as source `id`; the script's `encodedChanged()` is called
+ * when the WebSocket opens or closes, or a receiver's codec is known or changes. `url` null: no
+ * encoded path.
  */
 export const encodedTapSnippet = (url: string | null, batch = 1): string => `
   const encoded = (() => {
-    const none = { rid: () => 0, pending: () => false, on() {}, off() {} };
+    const none = { rid: () => 0, carries: () => false, pending: () => false, on() {}, off() {} };
     const Native = window.RTCPeerConnection;
     const Transform = window.RTCRtpScriptTransform;
     if (${url === null} || !isTop || !Native || !Transform || !window.Worker) return none;
@@ -177,12 +178,14 @@ export const encodedTapSnippet = (url: string | null, batch = 1): string => `
     }
     window.RTCPeerConnection = TappedPeerConnection;
     if (window.webkitRTCPeerConnection) window.webkitRTCPeerConnection = TappedPeerConnection;
+    const carries = (rid) => alive && wsOpen && SUPPORTED.has(codecs.get(rid));
     return {
       rid(track) {
         const r = byTrack.get(track);
         // The page may have put a transform of its own in ours' place.
-        return r && alive && wsOpen && SUPPORTED.has(codecs.get(r.rid)) && ours.has(r.receiver.transform) ? r.rid : 0;
+        return r && carries(r.rid) && ours.has(r.receiver.transform) ? r.rid : 0;
       },
+      carries,
       pending(track) {
         const r = byTrack.get(track);
         return !!r && alive && wsOpen && !codecs.has(r.rid) && ours.has(r.receiver.transform);

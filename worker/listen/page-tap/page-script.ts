@@ -110,10 +110,11 @@ export const pageTapScript = (sendMs: number = pageTapSendMs(), encodedUrl: stri
   let readTracks = true;
   // How many sources the page reads (the browser's output must be pulled in short pieces for them): \`r|n\`.
   const sendReaders = () => { const n = readers > 0 ? 1 : 0; if (n !== readersSent) { readersSent = n; send("r|" + n); } };
-  // The encoded path opened or closed: sources go over to it, or back to reading their tracks.
+  // The encoded path opened or closed, or a receiver's codec is known: a source read from its
+  // track goes over to it, one it no longer carries back to its track (the others go on).
   function encodedChanged() {
     if (!running) return;
-    for (const [key, s] of active) stopSource(key, s);
+    for (const [key, s] of active) if (!s.rid || !encoded.carries(s.rid)) stopSource(key, s);
     schedule();
   }
 ${encodedTapSnippet(encodedUrl, encodedBatch())}
