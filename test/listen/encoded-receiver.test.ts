@@ -107,6 +107,19 @@ describe("encoded path receiver", () => {
     assert.equal(out[0]!.data[0], out[0]!.data[1]);
   });
 
+  test("a listener's format changing while an Opus decoder starts up frees it without a throw (the worker went down on it)", async () => {
+    const onAudio = (id: string, rate: number, channels: number, data: Float32Array) => got.push({ id, rate, channels, data: data.slice() });
+    // Garbage as Opus: the decoder is made at the first record, and starts asynchronously.
+    ws.send(record(11, 1, 0, 0x55, ENCODED_CODECS["audio/opus"]));
+    for (let i = 0; i < 100; i++) {
+      receiver.serve(i % 2 === 0 ? 2 : 1, i % 2 === 0 ? 48_000 : 16_000, onAudio);
+      ws.send(record(11, 2 + i, 960 * (1 + i), 0x55, ENCODED_CODECS["audio/opus"]));
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(ws.readyState, WebSocket.OPEN, "the receiver still takes messages");
+  });
+
   test("a client on any other path is refused before the upgrade", async () => {
     const wrong = new WebSocket(receiver.url.replace(/\/[0-9a-f]+$/, "/nope"));
     const status = await new Promise<number>((resolve) => {

@@ -61,9 +61,21 @@ function opusDecoder(channels: 1 | 2, rate: OpusRate, log: Logger): FrameDecoder
       }
       return out;
     },
-    free: () => decoder.free(),
+    free() {
+      if (freed) return;
+      freed = true;
+      d.ready = false;
+      // Once started: freeing one that has yet to start throws (its WebAssembly is not there yet).
+      decoder.ready.then(() => decoder.free(), () => undefined);
+    },
   };
-  decoder.ready.then(() => (d.ready = true), (err: unknown) => log.warn({ err }, "page tap: the Opus decoder did not start"));
+  let freed = false;
+  decoder.ready.then(
+    () => {
+      if (!freed) d.ready = true;
+    },
+    (err: unknown) => log.warn({ err }, "page tap: the Opus decoder did not start"),
+  );
   return d;
 }
 
@@ -172,7 +184,13 @@ export class EncodedReceiver {
   #accept(ws: WebSocket): void {
     this.#log.debug("page tap: the encoded path connected");
     ws.on("message", (data, isBinary) => {
-      if (isBinary && Buffer.isBuffer(data)) this.#onMessage(data);
+      if (!isBinary || !Buffer.isBuffer(data)) return;
+      try {
+        this.#onMessage(data);
+      } catch (err) {
+        // Whatever a message holds, it must not take the worker down: the message is dropped.
+        this.#log.warn({ err }, "page tap: an encoded message could not be decoded");
+      }
     });
     ws.on("error", () => ws.terminate());
   }
