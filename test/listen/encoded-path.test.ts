@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { createServer as createHttpServer, type Server } from "node:http";
-import { connect, createServer, type AddressInfo, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -21,6 +21,7 @@ import { PageTap, installPageTap } from "../../worker/listen/page-tap/tap.ts";
 import { dominantFrequency } from "../helpers/audio/analysis.ts";
 import { webrtcTonePage } from "../helpers/audio/webrtc-tone-page.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
+import { socketPair, type Reader } from "./tap-socket.ts";
 
 // Real Chromium and PulseAudio: one such file at a time (see media-lock.ts).
 await holdMediaLock();
@@ -40,11 +41,6 @@ const samples = (pcm: Buffer, from: number): Float32Array => {
   return out;
 };
 const rms = (xs: Float32Array) => Math.sqrt(xs.reduce((a, v) => a + v * v, 0) / Math.max(1, xs.length));
-
-interface Reader {
-  pcm(): Buffer;
-  readonly bytes: number;
-}
 
 describe("page tap, encoded path (real Chromium and PulseAudio)", { timeout: 180_000 }, () => {
   let browser: BrowserHandle;
@@ -95,7 +91,8 @@ describe("page tap, encoded path (real Chromium and PulseAudio)", { timeout: 180
     t.after(() => tap.takeOutputs());
     await page.goto(csp ? `${base}?csp=${encodeURIComponent(csp)}` : `${base}?${query}`);
     await page.evaluate(() => (window as unknown as { ready: Promise<unknown> }).ready);
-    const reader = await socketPair(t, dir, (tapEnd) => assert.ok(tap.open({ sampleRate: RATE, channels: 1 }, tapEnd), "the page tap serves"));
+    const { tapEnd, reader } = await socketPair(t, dir);
+    assert.ok(tap.open({ sampleRate: RATE, channels: 1 }, tapEnd), "the page tap serves");
     return { page, reader, reading, gaveWay };
   };
 
@@ -171,28 +168,6 @@ describe("page tap, encoded path (real Chromium and PulseAudio)", { timeout: 180
     assert.ok(!refused.reading.includes(true), "no track was read");
   });
 });
-
-/** A socket pair: `give` hands the tap's end over, the test reads the other. */
-async function socketPair(t: TestContext, dir: string, give: (tapEnd: Socket) => void): Promise<Reader> {
-  const path = join(dir, `listen-${Math.random().toString(16).slice(2)}.sock`);
-  const accepted = new Promise<Socket>((resolve) => {
-    const s = createServer((sock) => {
-      s.close();
-      resolve(sock);
-    }).listen(path);
-  });
-  const client = connect(path);
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  client.on("data", (c: Buffer) => (chunks.push(c), (bytes += c.length)));
-  const tapEnd = await accepted;
-  t.after(() => {
-    client.destroy();
-    tapEnd.destroy();
-  });
-  give(tapEnd);
-  return { pcm: () => Buffer.concat(chunks), get bytes() { return bytes; } };
-}
 
 /** Waits (up to 15 s) until the last quarter second the listener received is loud. */
 async function untilHeard(reader: Reader): Promise<void> {

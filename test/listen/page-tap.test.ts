@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { createServer as createHttpServer } from "node:http";
-import { connect, createServer, type AddressInfo, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -25,6 +25,7 @@ import { dominantFrequency } from "../helpers/audio/analysis.ts";
 import { toneWav } from "../helpers/audio/wav.ts";
 import { webrtcTonePage } from "../helpers/audio/webrtc-tone-page.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
+import { socketPair, type Reader } from "./tap-socket.ts";
 
 // Real Chromium and PulseAudio: one such file at a time (see media-lock.ts).
 await holdMediaLock();
@@ -60,33 +61,6 @@ const SCRIPTED_SHADOW_PAGE = `<body><div id="host"></div><script>
 
 /** The WebRTC tone played inside a same-origin frame. */
 const FRAME_PAGE = `<body><iframe srcdoc="${WEBRTC_PAGE.replaceAll('"', "&quot;")}"></iframe></body>`;
-
-interface Reader {
-  pcm(): Buffer;
-  /** Bytes received so far. */
-  readonly bytes: number;
-}
-
-/** A socket pair: the tap writes into one end, the test reads the other. */
-async function socketPair(t: TestContext, dir: string): Promise<{ tapEnd: Socket; reader: Reader }> {
-  const path = join(dir, `listen-${Math.random().toString(16).slice(2)}.sock`);
-  const accepted = new Promise<Socket>((resolve) => {
-    const server = createServer((s) => {
-      server.close();
-      resolve(s);
-    }).listen(path);
-  });
-  const client = connect(path);
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  client.on("data", (c: Buffer) => (chunks.push(c), (bytes += c.length)));
-  const tapEnd = await accepted;
-  t.after(() => {
-    client.destroy();
-    tapEnd.destroy();
-  });
-  return { tapEnd, reader: { pcm: () => Buffer.concat(chunks), get bytes() { return bytes; } } };
-}
 
 const samples = (pcm: Buffer, from: number): Float32Array => {
   const out = new Float32Array(Math.floor((pcm.length - from) / 2));
