@@ -21,9 +21,9 @@
  * meanwhile: worker/listen/sink-pacer.ts), `r|0` that none is. `g|id|gain` sets a source's volume
  * (either path), `e|id` ends it, and `u|why` says the page plays something this tap cannot read
  * (a frame's media, an element whose media cannot be captured), after which the worker taps the
- * sink instead (worker/listen/taps.ts). A frame says that through PAGE_TAP_REPORT_BINDING, which reaches
- * frames of other sites too (their own renderer: the CDP binding is only in the page's). The
- * hooks cost nothing but bookkeeping while nobody listens.
+ * sink instead (worker/listen/taps.ts). A frame says that through PAGE_TAP_REPORT_BINDING, which
+ * reaches frames of other sites too (their own renderer: the CDP binding is only in the page's).
+ * The hooks cost nothing but bookkeeping while nobody listens.
  */
 import { benchOverride } from "../../../shared/process/bench-override.ts";
 import { encodedTapSnippet } from "./encoded-script.ts";
@@ -230,6 +230,7 @@ ${encodedTapSnippet(encodedUrl, encodedBatch())}
 
   const startSource = (d) => {
     let track = d.track;
+    if (d.ctx && !readTracks) { unknown("the page plays audio its encoded path does not carry"); return; }
     if (d.ctx) {
       if (!d.info.tee) {
         d.info.tee = d.ctx.createMediaStreamDestination();
@@ -238,18 +239,17 @@ ${encodedTapSnippet(encodedUrl, encodedBatch())}
       track = d.info.tee.stream.getAudioTracks()[0];
     }
     if (!track) return;
-    const id = nextId++;
     const rid = d.ctx ? 0 : encoded.rid(track);
-    const source = { id, gain: d.gain, reader: null, rid, ctx: d.ctx, info: d.info, stopped: false };
-    active.set(d.key, source);
-    send("g|" + id + "|" + d.gain);
-    if (rid) { encoded.on(rid, id); return; }
-    if (!readTracks) {
-      active.delete(d.key);
+    if (!rid && !readTracks) {
       // A receiver whose first frame has yet to say its codec is waited for (encodedChanged).
       if (!encoded.pending(track)) unknown("the page plays audio its encoded path does not carry");
       return;
     }
+    const id = nextId++;
+    const source = { id, gain: d.gain, reader: null, rid, ctx: d.ctx, info: d.info, stopped: false };
+    active.set(d.key, source);
+    send("g|" + id + "|" + d.gain);
+    if (rid) { encoded.on(rid, id); return; }
     readers++;
     let reader;
     try { reader = new Processor({ track, maxBufferSize: 50 }).readable.getReader(); } catch { active.delete(d.key); readers--; unknown("a track could not be read"); return; }
