@@ -108,7 +108,7 @@ export const pageTapScript = (sendMs: number = pageTapSendMs(), encodedUrl: stri
   let readersSent = -1;
   // With a microphone the worker would rather hear the sink than have tracks read (tap.ts).
   let readTracks = true;
-  // How many sources the page reads (the browser's output must be pulled in short pieces for them): \`r|n\`.
+  // Whether the page reads any track (the browser's output must then be pulled in short pieces): \`r|1\` or \`r|0\`.
   const sendReaders = () => { const n = readers > 0 ? 1 : 0; if (n !== readersSent) { readersSent = n; send("r|" + n); } };
   // The encoded path opened or closed, or a receiver's codec is known: a source read from its
   // track goes over to it, one it no longer carries back to its track (the others go on).
