@@ -93,7 +93,8 @@ export class AudioTaps {
 
   /** The taps now running (for the benchmark's CPU figures). */
   get pids(): { captures: number[] } {
-    return { captures: [...this.#captures, ...(this.#pacer ? [this.#pacer] : []), ...(this.#check ? [this.#check] : [])].map((c) => c.pid) };
+    const check = this.#check?.pid ?? null;
+    return { captures: [...[...this.#captures, ...(this.#pacer ? [this.#pacer] : [])].map((c) => c.pid), ...(check === null ? [] : [check])] };
   }
 
   /** Starts a tap of `format` writing into `output`; after stop(), the socket is only closed. */
