@@ -10,7 +10,7 @@ import type { Socket } from "node:net";
 import type { WebSocket } from "ws";
 import type { SessionStatus } from "../../../shared/ipc/messages.ts";
 import type { Logger } from "../../../shared/log/logger.ts";
-import { CLOSE, CLOSE_REASON } from "../../../shared/listen/protocol.ts";
+import { CLOSE, CLOSE_REASON, FRAME_MS } from "../../../shared/listen/protocol.ts";
 import { FRAME_KIND, FrameDecoder, type EventsHello } from "../../../shared/listen/wire.ts";
 import { PING_MS, Pacer } from "./pacer.ts";
 import type { Listener, ListenerConnection } from "./registry.ts";
@@ -63,7 +63,6 @@ export function bridgeListener(options: BridgeOptions): void {
       ws.send(JSON.stringify({ type: "status", status: finalStatus }));
     }
     pacer.stop();
-    clearInterval(ticker);
     events.destroy();
     unsubscribe();
     ws.close(code, reason);
@@ -82,7 +81,9 @@ export function bridgeListener(options: BridgeOptions): void {
       close(CLOSE.tooSlow, CLOSE_REASON.tooSlow);
     },
   });
-  const ticker = setInterval(() => pacer.tick(), PING_MS);
+  // A ping every PING_MS of the worker's audio, in the same TCP write as that audio (a timer of
+  // its own would wake this process and write to the socket five times a second more).
+  let framesSincePing = 0;
   ws.on("pong", (data: Buffer) => pacer.pong(data));
 
   // The frames of one worker chunk (audio or events) leave in one TCP write instead of one each.
@@ -137,6 +138,10 @@ export function bridgeListener(options: BridgeOptions): void {
     .subscribe(listener.socketPath, listener.format, {
       frames: (frames) => corked(() => {
         for (const frame of frames) pacer.audio(frame);
+        framesSincePing += frames.length;
+        if (framesSincePing * FRAME_MS < PING_MS) return;
+        framesSincePing = 0;
+        pacer.tick();
       }),
       ended: streamLost,
     })
@@ -152,7 +157,6 @@ export function bridgeListener(options: BridgeOptions): void {
   ws.once("close", (code: number) => {
     closing = true;
     pacer.stop();
-    clearInterval(ticker);
     events.destroy();
     unsubscribe();
     if (listener.connection === connection) listener.connection = null;

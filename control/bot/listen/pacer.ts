@@ -5,8 +5,8 @@
  * `bufferedAmount` nor the socket's drain can tell this: the kernel's socket buffers (up to 4 MB
  * here, minutes of 16 kHz audio) hide a stalled reader from both.
  *
- * - Up to FLIGHT_MS of audio may be unacknowledged: enough for a consumer ~900 ms of round trip
- *   away to be fed at full speed, and it bounds what sits in socket buffers.
+ * - Up to FLIGHT_MS of audio may be unacknowledged: enough for a consumer ~500 ms of round trip
+ *   away to be fed at full speed (pings go every PING_MS), and it bounds what sits in socket buffers.
  * - Beyond that, frames wait here, up to QUEUE_MS; past it the OLDEST frames are dropped (a
  *   listener wants what is said now, never a stale second instead), and the consumer gets
  *   `{type: "overrun", dropped_ms}` ahead of the audio that follows the gap.
@@ -95,7 +95,7 @@ export class Pacer {
     this.#pump();
   }
 
-  /** Sends a ping marking the audio sent so far; call every PING_MS. */
+  /** Sends a ping marking the audio sent so far; call every PING_MS (of audio taken in). */
   tick(): void {
     if (this.#cut) return;
     const seq = ++this.#pingSeq;
@@ -199,6 +199,11 @@ export class Pacer {
   }
 }
 
+/**
+ * A ping every this much audio (bridge.ts sends it with that audio): what a consumer has read is
+ * known to within it, far inside FLIGHT_MS, so one that keeps up is never held back; each pong
+ * wakes the control plane (twice a second, not five times as with 200 ms).
+ */
+export const PING_MS = 500;
 /** Pings kept for matching: 5 s of them at PING_MS, the most a listener can be behind. */
-export const PING_MS = 200;
 const MAX_PINGS = CUTOFF_MS / PING_MS + 10;

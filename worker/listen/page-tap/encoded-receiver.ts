@@ -53,7 +53,8 @@ function opusDecoder(channels: 1 | 2, rate: OpusRate, log: Logger): FrameDecoder
       const { channelData, samplesDecoded: n } = decoder.decodeFrame(payload);
       const [left, right] = channelData;
       if (!left || n === 0) return new Float32Array(0);
-      if (channels === 1 || !right) return left.slice(0, n);
+      // The decoder's arrays are its own copies, n samples long: kept as they are.
+      if (channels === 1 || !right) return left.length === n ? left : left.slice(0, n);
       const out = new Float32Array(n * 2);
       for (let i = 0; i < n; i++) {
         out[i * 2] = left[i]!;

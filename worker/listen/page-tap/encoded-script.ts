@@ -47,39 +47,39 @@ const workerSource = (url: string, batch: number): string => `
   const codecOf = new Map();
   let ws = null;
   let open = false;
-  let queue = [];
+  // The message being filled: records are written straight into it (no array per frame).
+  const out = new Uint8Array(65536);
+  const view = new DataView(out.buffer);
   let queued = 0;
+  let records = 0;
   let timer = 0;
   const connect = () => {
     try { ws = new WebSocket(URL_); } catch { postMessage({ t: "ws", open: false }); return; }
     ws.binaryType = "arraybuffer";
     ws.onopen = () => { open = true; postMessage({ t: "ws", open: true }); };
-    ws.onclose = () => { open = false; queue = []; queued = 0; postMessage({ t: "ws", open: false }); };
+    ws.onclose = () => { open = false; queued = 0; records = 0; postMessage({ t: "ws", open: false }); };
   };
   const flush = () => {
     if (timer) { clearTimeout(timer); timer = 0; }
-    if (queue.length === 0) return;
-    const out = new Uint8Array(queued);
-    let at = 0;
-    for (const r of queue) { out.set(r, at); at += r.length; }
-    queue = [];
-    queued = 0;
+    if (records === 0) return;
     // A worker that stopped reading loses frames rather than pile them up here.
-    if (open && ws.bufferedAmount < 65536) ws.send(out);
+    if (open && ws.bufferedAmount < 65536) ws.send(out.subarray(0, queued));
+    queued = 0;
+    records = 0;
   };
   const copy = (id, codec, frame, meta) => {
     const data = new Uint8Array(frame.data);
-    const r = new Uint8Array(${ENCODED_RECORD_HEADER_BYTES} + data.length);
-    const view = new DataView(r.buffer);
-    view.setUint16(0, r.length, true);
-    view.setUint32(2, id, true);
-    view.setUint32(6, meta.rtpTimestamp >>> 0, true);
-    view.setUint16(10, meta.sequenceNumber & 0xffff, true);
-    view.setUint8(12, codec);
-    r.set(data, ${ENCODED_RECORD_HEADER_BYTES});
-    queue.push(r);
-    queued += r.length;
-    if (queue.length >= BATCH) flush();
+    const length = ${ENCODED_RECORD_HEADER_BYTES} + data.length;
+    if (queued + length > out.length) flush();
+    if (length > out.length) return;
+    view.setUint16(queued, length, true);
+    view.setUint32(queued + 2, id, true);
+    view.setUint32(queued + 6, meta.rtpTimestamp >>> 0, true);
+    view.setUint16(queued + 10, meta.sequenceNumber & 0xffff, true);
+    view.setUint8(queued + 12, codec);
+    out.set(data, queued + ${ENCODED_RECORD_HEADER_BYTES});
+    queued += length;
+    if (++records >= BATCH) flush();
     else if (!timer) timer = setTimeout(flush, 25 * BATCH);
   };
   onmessage = (m) => {

@@ -50,12 +50,17 @@ export const PAGE_TAP_REPORT_BINDING = "__toaListenTapReport";
 export const PAGE_TAP_SEND_MS = 20;
 export const PAGE_TAP_HOLD_SLACK_MS = 8;
 /**
- * Frames to a message on the encoded path: two (40 ms of a receiver's audio). A message costs the
- * browser's renderer and network service about the same whatever it holds; the latency to a
- * listener barely moves, as the frame holding an onset waits at most one frame more (`make
- * bench-listen`, one run each, 2026-11-28, load 0.1-0.3: first listener 2.75 / 1.2 / 2.05 % of a
- * core for 1 / 2 / 3 frames (the run-to-run noise is ~0.7), from the media server median 77.5 /
- * 79.5 / 81.5 ms, p95 92.5 / 91.9 / 94.5).
+ * Frames to a message on the encoded path: two (40 ms of a receiver's audio). A message crossing
+ * from one process to the next (the page's Worker, the browser's network service, the worker, the
+ * control plane, the consumer: each wakes the next) costs about the same whatever it holds, but
+ * fuller messages did not make the first listener measurably cheaper (`make bench-listen`,
+ * BENCH_CPU_CASES=one, 6 rounds each, 2026-11-28, load 0.5-1.5: 2.8 and 4.6 % of a core for 3
+ * frames, 4.0 for 5), while a listener's frames come in bursts of as many and the frame holding an
+ * onset waits for its message to fill (`BENCH_MIC=off BENCH_SOURCE=server BENCH_CPU=0 make
+ * bench-listen`, 40 bursts, load 1.0-1.3, for 2 / 3 / 5 frames: latency median 43.8 / 49.1 / 68.5
+ * ms, p95 56.3 / 71.7 / 111.3; time between arrivals p99 52.7 / 68.7 / 108.5 ms, longest 125 /
+ * 146 / 188). With three, a listener's tone also broke every 5-10 s while the machine was loaded
+ * (audio.test.ts beside a busy loop: three runs of three, none of two; cause not found).
  */
 export const ENCODED_BATCH = 2;
 

@@ -369,6 +369,12 @@ export class PageTap {
       this.#remove(o);
       return;
     }
+    // The frames of one message of the page's (ENCODED_BATCH on the encoded path) leave in one
+    // write: the control plane then wakes once for them and sends them on in one TCP write.
+    if (o.socket.writableCorked === 0) {
+      o.socket.cork();
+      process.nextTick(() => o.socket.uncork());
+    }
     o.socket.write(pcm);
   }
 }
