@@ -26,8 +26,11 @@ import { within } from "../../../shared/timeout.ts";
  * When the page plays nothing (no audible source, all muted) no audio comes from it, but a
  * listener gets audio all the same, as it would from the sink: silence, filled in once the audio
  * given to the outputs is this far behind the clock (more than any burst the browser's pulls
- * make), then every SILENCE_CHECK_MS. While audio flows the check sleeps until that deadline
- * (~3 wake-ups a second, not 25: each costs the worker ~0.2 ms of CPU on these machines).
+ * make) and none has come for as long, then every SILENCE_CHECK_MS. While audio flows the check
+ * sleeps until that deadline (~3 wake-ups a second, not 25: each costs the worker ~0.2 ms of CPU
+ * on these machines). Audio that keeps coming is never cut into by silence, however far behind
+ * the clock it runs (it started late, or came after silence was filled): silence put between two
+ * of its messages would be a hole in what is said, and the audio after it later still.
  */
 const SILENCE_AFTER_MS = 300;
 const SILENCE_CHECK_MS = 40;
@@ -114,6 +117,8 @@ export class PageTap {
   #stopped = false;
   /** The clock (performance.now()) the audio given to the outputs so far reaches. */
   #coveredUntil = 0;
+  /** When the last audio (not filled silence) was given to the outputs (performance.now()). */
+  #lastAudioAt = -Infinity;
   #silenceTimer: NodeJS.Timeout | null = null;
   /** When the mix last held sound (performance.now()): cross-check.ts compares it with the sink. */
   #lastAudibleAt = -Infinity;
@@ -242,13 +247,17 @@ export class PageTap {
   }
 
   #checkSilenceIn(ms: number): void {
-    this.#silenceTimer = setTimeout(() => this.#fillSilence(), ms);
+    // Looked at after the sockets were read (setImmediate runs after I/O): when this process was
+    // held up, the audio waiting for it is taken in before any silence is.
+    const timer = setTimeout(() => setImmediate(() => this.#silenceTimer === timer && this.#fillSilence()), ms);
+    this.#silenceTimer = timer;
   }
 
   #fillSilence(): void {
     const until = performance.now() - SILENCE_AFTER_MS;
-    // Audio came in time: look again when it would be late, were nothing more to come.
-    if (this.#coveredUntil >= until) return this.#checkSilenceIn(Math.max(SILENCE_CHECK_MS, this.#coveredUntil - until));
+    // Audio came in time, or lately: look again when it would be late, were nothing more to come.
+    const quietFrom = Math.max(this.#coveredUntil, this.#lastAudioAt);
+    if (quietFrom >= until) return this.#checkSilenceIn(Math.max(SILENCE_CHECK_MS, quietFrom - until));
     this.#checkSilenceIn(SILENCE_CHECK_MS);
     const ms = until - this.#coveredUntil;
     this.#coveredUntil = until;
@@ -360,6 +369,7 @@ export class PageTap {
       this.#send(o, pcm);
     }
     if (rate > 0) this.#coveredUntil = Math.max(this.#coveredUntil, performance.now() - SILENCE_AFTER_MS) + ((mix.length / mixCh) * 1000) / rate;
+    this.#lastAudioAt = performance.now();
   }
 
   #send(o: Output, pcm: Buffer): void {
