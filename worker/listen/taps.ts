@@ -93,8 +93,8 @@ export class AudioTaps {
 
   /** The taps now running (for the benchmark's CPU figures). */
   get pids(): { captures: number[] } {
-    const check = this.#check?.pid ?? null;
-    return { captures: [...[...this.#captures, ...(this.#pacer ? [this.#pacer] : [])].map((c) => c.pid), ...(check === null ? [] : [check])] };
+    const pids = [...this.#captures, this.#pacer, this.#check].map((c) => c?.pid);
+    return { captures: pids.filter((pid): pid is number => typeof pid === "number") };
   }
 
   /** Starts a tap of `format` writing into `output`; after stop(), the socket is only closed. */

@@ -58,7 +58,6 @@ export function startCrossCheck(options: CrossCheckOptions): CrossCheck {
   const servingSince = performance.now();
   let level: SinkLevel | null = null;
   let listeningSince = 0;
-  let stopped = false;
   const listen = (now: number) => {
     try {
       level = startSinkLevel({ ...options, stream: "listen-check" });
@@ -70,7 +69,8 @@ export function startCrossCheck(options: CrossCheckOptions): CrossCheck {
   };
   const check = () => {
     const now = performance.now();
-    const silentFor = now - Math.max(servingSince, options.pageAudibleAt());
+    const pageAudibleAt = options.pageAudibleAt();
+    const silentFor = now - Math.max(servingSince, pageAudibleAt);
     if (!level) {
       if (silentFor >= LISTEN_AFTER_SILENT_MS) listen(now);
       return;
@@ -80,21 +80,18 @@ export function startCrossCheck(options: CrossCheckOptions): CrossCheck {
       level = null;
       return;
     }
-    if (!pageTapMisses({ now, servingSince, pageAudibleAt: options.pageAudibleAt(), sink: level.blocksWithin(SINK_WINDOW_MS, now) })) return;
+    if (!pageTapMisses({ now, servingSince, pageAudibleAt, sink: level.blocksWithin(SINK_WINDOW_MS, now) })) return;
     clearInterval(timer);
     options.logger.warn("listen: the recording hears audio the page tap does not; listeners hear the sink");
     options.onMiss(MISSED_AUDIO);
   };
-  const timer = setInterval(() => {
-    if (!stopped) check();
-  }, CHECK_EVERY_MS);
+  const timer = setInterval(check, CHECK_EVERY_MS);
   timer.unref();
   return {
     get pid() {
       return level?.pid ?? null;
     },
     async stop() {
-      stopped = true;
       clearInterval(timer);
       await level?.stop();
       level = null;

@@ -234,8 +234,14 @@ ${encodedTapSnippet(encodedUrl, encodedBatch())}
   };
 
   const startSource = (d) => {
+    const rid = d.ctx || !d.track ? 0 : encoded.rid(d.track);
+    if (!rid && !readTracks) {
+      // Refused before a Web Audio context is teed or a gain announced; a receiver whose first
+      // frame has yet to say its codec is waited for (encodedChanged).
+      if (d.ctx || (d.track && !encoded.pending(d.track))) unknown("the page plays audio its encoded path does not carry");
+      return;
+    }
     let track = d.track;
-    if (d.ctx && !readTracks) { unknown("the page plays audio its encoded path does not carry"); return; }
     if (d.ctx) {
       if (!d.info.tee) {
         d.info.tee = d.ctx.createMediaStreamDestination();
@@ -244,12 +250,6 @@ ${encodedTapSnippet(encodedUrl, encodedBatch())}
       track = d.info.tee.stream.getAudioTracks()[0];
     }
     if (!track) return;
-    const rid = d.ctx ? 0 : encoded.rid(track);
-    if (!rid && !readTracks) {
-      // A receiver whose first frame has yet to say its codec is waited for (encodedChanged).
-      if (!encoded.pending(track)) unknown("the page plays audio its encoded path does not carry");
-      return;
-    }
     const id = nextId++;
     const source = { id, gain: d.gain, reader: null, rid, ctx: d.ctx, info: d.info, stopped: false };
     active.set(d.key, source);
