@@ -42,10 +42,27 @@ export async function writeEvidenceFile(dir: string, name: string, data: string 
   await rename(tmp, join(dir, name));
 }
 
-/** The page as PNG (the viewport), or null when the page is gone or does not answer. */
-export async function screenshot(page: Page): Promise<Buffer | null> {
-  if (page.isClosed()) return null;
-  return bounded(page.screenshot({ type: "png", timeout: CAPTURE_TIMEOUT_MS }));
+/** Between two tries of a screenshot that failed at once (the page was navigating). */
+const RETRY_AFTER_MS = 250;
+
+/**
+ * The page as PNG (the viewport), or null when the page is gone or does not answer in
+ * CAPTURE_TIMEOUT_MS. A try that fails at once is tried again within that time: a screenshot
+ * taken while the page navigates (the bot opening the meeting's link, Teams moving to its light
+ * page) loses the document Playwright waits on and throws, though the next one works.
+ */
+export async function screenshot(page: Page, onFailure?: (err: unknown) => void): Promise<Buffer | null> {
+  const deadline = Date.now() + CAPTURE_TIMEOUT_MS;
+  for (;;) {
+    const left = deadline - Date.now();
+    if (page.isClosed() || left <= 0) return null;
+    try {
+      return (await within(page.screenshot({ type: "png", timeout: left }), left)) ?? null;
+    } catch (err) {
+      onFailure?.(err);
+      await new Promise((r) => setTimeout(r, RETRY_AFTER_MS));
+    }
+  }
 }
 
 /** The page's HTML with input values, scripts and secrets removed; null when the page is gone. */

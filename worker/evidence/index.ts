@@ -64,7 +64,11 @@ export function createEvidence(options: { dir: string | null; meetingUrl: string
       logger.info({ screenshot: false, html: false }, "evidence captured (the page is gone: its console only)");
     },
     async captureLive(page) {
-      const png = await screenshot(page);
+      let told = false;
+      const png = await screenshot(page, (err) => {
+        if (!told) logger.info({ err }, "a live screenshot failed; trying again");
+        told = true;
+      });
       if (!png) return null;
       const at = new Date();
       const name = `live-${at.toISOString().replace(/[-:]/g, "").replace(".", "-")}.png`;
