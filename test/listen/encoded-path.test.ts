@@ -85,6 +85,9 @@ describe("page tap, encoded path (real Chromium and PulseAudio)", { timeout: 180
     t.after(() => page.close());
     const reading: boolean[] = [];
     const gaveWay: string[] = [];
+    // The messages DevTools reports to Playwright as sent on a WebSocket (by the URL).
+    const sent: string[] = [];
+    page.on("websocket", (ws) => ws.on("framesent", () => sent.push(ws.url())));
     const tap = new PageTap({ page, logger, encoded: receiver, readTracks, onUncapturable: (why) => gaveWay.push(why), onReading: (r) => reading.push(r) });
     await tap.bind();
     // The tap is shared with the describe's receiver: stopping it would close the receiver.
@@ -93,23 +96,28 @@ describe("page tap, encoded path (real Chromium and PulseAudio)", { timeout: 180
     await page.evaluate(() => (window as unknown as { ready: Promise<unknown> }).ready);
     const { tapEnd, reader } = await socketPair(t, dir);
     assert.ok(tap.open({ sampleRate: RATE, channels: 1 }, tapEnd), "the page tap serves");
-    return { page, reader, reading, gaveWay };
+    return { page, reader, reading, gaveWay, sent };
   };
 
   test("a receiver the page added itself before its offer (as a client to its media server) is heard from its frames too", async (t) => {
     const framesBefore = receiver.frames;
     const { reader, reading } = await listenTo(t, undefined, true, "offer=1");
+    await heardFromFrames(reader, framesBefore, reading);
+  });
+
+  /** The tone at the listener, from at least 50 frames decoded since `framesBefore`, no track read in the end. */
+  const heardFromFrames = async (reader: Reader, framesBefore: number, reading: boolean[]) => {
     await untilHeard(reader);
     await sleep(1_000);
     const last = samples(reader.pcm(), Math.max(0, reader.bytes - RATE * 2));
     assert.equal(dominantFrequency(last, RATE, { minHz: 300, maxHz: 700, stepHz: 5, maxSeconds: 0.5 }), 440);
     assert.ok(receiver.frames - framesBefore >= 50, `${receiver.frames - framesBefore} frames decoded`);
     assert.equal(reading.at(-1) ?? false, false, `the page reads no track: ${JSON.stringify(reading)}`);
-  });
+  };
 
   test("a WebRTC track reaches the listener from its frames, at the element's volume, and no track is read", async (t) => {
     const framesBefore = receiver.frames;
-    const { page, reader, reading } = await listenTo(t);
+    const { page, reader, reading, sent } = await listenTo(t);
     await untilHeard(reader);
     await sleep(1_000);
     const last = samples(reader.pcm(), Math.max(0, reader.bytes - RATE * 2));
@@ -135,6 +143,17 @@ describe("page tap, encoded path (real Chromium and PulseAudio)", { timeout: 180
     const muted = samples(reader.pcm(), mark);
     assert.ok(muted.length > RATE * 1.5, `${muted.length} samples in 2 s while muted: silence, not nothing`);
     assert.ok(rms(muted) < 0.001, `rms ${rms(muted)} while muted`);
+    // The frames went by the carrier (a SharedWorker), whose WebSocket DevTools does not report.
+    assert.equal(sent.filter((url) => url === receiver.url).length, 0, "the tap's messages were reported to Playwright");
+  });
+
+  test("a page that cannot make a SharedWorker (an opaque origin) sends the frames from its Worker's own WebSocket", async (t) => {
+    const framesBefore = receiver.frames;
+    const { page, reader, reading, sent } = await listenTo(t, "sandbox allow-scripts");
+    assert.equal(await page.evaluate(() => typeof SharedWorker === "function" && window.origin), "null", "the page's origin is opaque");
+    await heardFromFrames(reader, framesBefore, reading);
+    const reported = sent.filter((url) => url === receiver.url).length;
+    assert.ok(reported >= 25, `${reported} of the Worker's messages reported: its own WebSocket`);
   });
 
   for (const [what, csp] of [

@@ -1,0 +1,133 @@
+/**
+ * `node --import tsx bench/listen/carrier-ab.ts`: what a page's WebSocket messages cost the bot's
+ * browser and the Node process that drives it (Playwright), by who holds the socket: a dedicated
+ * Worker (`worker`: DevTools reports each message sent to Playwright, Network.webSocketFrameSent
+ * with the payload in base64) or a SharedWorker the Worker hands its messages to over a
+ * MessagePort (`carrier`: Playwright does not attach to shared workers), as the page tap's encoded
+ * path does (worker/listen/page-tap/encoded-script.ts). The bot's own browser (launchBrowser, its
+ * flags and PulseAudio), one page sending BENCH_BYTES (330) bytes every BENCH_EVERY_MS (40) ms to a
+ * WebSocket server in this process; BENCH_ROUNDS (3) rounds of BENCH_SECONDS (20) s per mode,
+ * alternating. Prints JSON: % of one core, of the browser's processes (all, and by kind: its main
+ * process, renderers...) and of this process (which also reads the messages, the same in both
+ * modes), medians and every round. Asserts nothing.
+ */
+import { readFileSync, readdirSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { WebSocketServer } from "ws";
+import { createLogger } from "../../shared/log/logger.ts";
+import { TICKS_PER_SECOND } from "../../shared/process/proc-stat.ts";
+import { startPulse } from "../../worker/audio/pulse.ts";
+import { launchBrowser } from "../../worker/browser/launch.ts";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const BYTES = Number(process.env.BENCH_BYTES ?? 330);
+const EVERY_MS = Number(process.env.BENCH_EVERY_MS ?? 40);
+type Mode = "worker" | "carrier";
+
+/** The page: a Worker sending on its own WebSocket, or through a SharedWorker's. */
+const page = (mode: Mode, wsUrl: string): string => {
+  const send = `const b = new Uint8Array(${BYTES});`;
+  const worker =
+    mode === "worker"
+      ? `const ws = new WebSocket(${JSON.stringify(wsUrl)}); ws.onopen = () => setInterval(() => { ${send} ws.send(b); }, ${EVERY_MS});`
+      : `onmessage = (m) => { const port = m.data; setInterval(() => { ${send} port.postMessage(b.buffer, [b.buffer]); }, ${EVERY_MS}); };`;
+  const carrier = `onconnect = (e) => { const port = e.ports[0]; const ws = new WebSocket(${JSON.stringify(wsUrl)}); port.onmessage = (m) => { if (ws.readyState === 1) ws.send(m.data); }; };`;
+  const blob = (src: string) => `URL.createObjectURL(new Blob([${JSON.stringify(src)}], { type: "text/javascript" }))`;
+  return `<!doctype html><script>
+    const w = new Worker(${blob(worker)});
+    ${mode === "carrier" ? `const s = new SharedWorker(${blob(carrier)}); w.postMessage(s.port, [s.port]);` : ""}
+  </script>`;
+};
+
+/** CPU ticks of processes `pids` (utime + stime), 0 for one that is gone. */
+const ticks = (pids: number[]): number =>
+  pids.reduce((sum, pid) => {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      return sum + Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return sum;
+    }
+  }, 0);
+
+/** A browser process's kind: its --type (renderer, utility, ...) or "browser" for the main one. */
+function kindOf(pid: number): string {
+  try {
+    const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split(/[\0 ]/);
+    if (!args[0]?.includes("chrom")) return "other";
+    return args.find((a) => a.startsWith("--type="))?.slice(7) ?? "browser";
+  } catch {
+    return "gone";
+  }
+}
+
+/** Every descendant of this process. */
+function descendants(): number[] {
+  const out: number[] = [];
+  const walk = (pid: number) => {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      let children = "";
+      try {
+        children = readFileSync(`/proc/${pid}/task/${task}/children`, "utf8");
+      } catch {
+        continue;
+      }
+      for (const child of children.trim().split(/\s+/).filter(Boolean)) {
+        out.push(Number(child));
+        walk(Number(child));
+      }
+    }
+  };
+  walk(process.pid);
+  return out;
+}
+
+const logger = createLogger({ level: "silent" });
+const dir = await mkdtemp(join(tmpdir(), "carrier-ab-"));
+const pulse = await startPulse({ dir, logger, mic: false });
+const browser = await launchBrowser({ dir, pulseEnv: pulse.env, logger, mic: false });
+let mode: Mode = "worker";
+let received = 0;
+const server = createServer((_req, res) => {
+  res.setHeader("content-type", "text/html");
+  res.end(page(mode, `ws://127.0.0.1:${(server.address() as AddressInfo).port}/x`));
+});
+new WebSocketServer({ server, perMessageDeflate: false }).on("connection", (ws) => ws.on("message", () => received++));
+await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+
+const rounds: Record<Mode, Array<{ browser: number; node: number; messages: number; [kind: string]: number }>> = { worker: [], carrier: [] };
+for (let round = 0; round < ROUNDS; round++) {
+  for (const m of ["worker", "carrier"] as const) {
+    mode = m;
+    const tab = await browser.page.context().newPage();
+    await tab.goto(url);
+    await new Promise((r) => setTimeout(r, 2_000));
+    const pids = descendants();
+    const kinds = new Map<string, number[]>();
+    for (const pid of pids) kinds.set(kindOf(pid), [...(kinds.get(kindOf(pid)) ?? []), pid]);
+    const before = new Map([...kinds].map(([k, ps]) => [k, ticks(ps)]));
+    const [b0, n0, r0] = [ticks(pids), process.cpuUsage(), received];
+    await new Promise((r) => setTimeout(r, SECONDS * 1_000));
+    const [b1, n1] = [ticks(pids), process.cpuUsage(n0)];
+    const pct = (v: number) => Math.round(v * 100) / 100;
+    const byKind = Object.fromEntries([...kinds].map(([k, ps]) => [`${k}×${ps.length}`, pct(((ticks(ps) - before.get(k)!) / TICKS_PER_SECOND / SECONDS) * 100)]));
+    rounds[m].push({ browser: pct(((b1 - b0) / TICKS_PER_SECOND / SECONDS) * 100), node: pct((n1.user + n1.system) / 1e4 / SECONDS), messages: received - r0, ...byKind });
+    await tab.close();
+  }
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const summary = Object.fromEntries(
+  (Object.keys(rounds) as Mode[]).map((m) => [m, { browser: median(rounds[m].map((r) => r.browser)), node: median(rounds[m].map((r) => r.node)), rounds: rounds[m] }]),
+);
+console.log(JSON.stringify({ percent_of_core: summary, seconds: SECONDS, every_ms: EVERY_MS, bytes: BYTES, load: readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ") }, null, 2));
+server.closeAllConnections();
+server.close();
+await browser.close();
+await pulse.stop();
+await rm(dir, { recursive: true, force: true });
