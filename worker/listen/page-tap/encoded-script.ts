@@ -12,10 +12,11 @@
  * The WebSocket is held by a SharedWorker of the page's (the carrier), to which the Worker hands
  * its messages over a MessagePort: DevTools reports every message a page or its dedicated
  * Worker sends on a WebSocket (Network.webSocketFrameSent, the payload in base64) to the bot's
- * Playwright, which decodes and dispatches each; it does not attach to shared workers. Measured
- * (25 messages a second, 20 s, 3 rounds each): the browser 4.7 → 3.6 % of a core, the Node
- * process that drives it 2.3-2.9 → 1.3. A page that cannot make a SharedWorker (an opaque origin,
- * a browser without them, a carrier whose script is refused) has the Worker open it itself.
+ * Playwright, which decodes and dispatches each; it does not attach to shared workers.
+ * bench/listen/carrier-ab.ts (25 messages a second): Playwright's process 2.3-3.0 → 1.0-1.5 % of
+ * a core, the browser's main process 2.8 → 2.15; the hop adds 0-0.5 ms. A page that cannot make a
+ * SharedWorker (an opaque origin, a browser without them, a carrier whose script is refused) has
+ * the Worker open it itself.
  * Chromium 156 runs a transform only when it is given before the receiver starts (measured: given
  * in the `track` event of a transceiver the page added itself, as a client that makes the offer
  * does, no frame passes it; given at `addTransceiver`, every one), and a receiver whose transform
