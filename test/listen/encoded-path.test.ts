@@ -2,7 +2,9 @@
  * The page tap's encoded path in a real browser (worker/listen/page-tap/encoded-script.ts and
  * encoded-receiver.ts): a WebRTC track a page plays reaches a listener from its Opus frames,
  * decoded in the worker, at the element's volume and silent while it is muted, with no track read
- * in the page (so nothing paces the sink). Where the page refuses the path (a CSP that refuses
+ * in the page (so nothing paces the sink), its messages sent by a SharedWorker whose WebSocket
+ * DevTools does not report to Playwright (a page that cannot make one, an opaque origin, sends them
+ * from the Worker's own). Where the page refuses the path (a CSP that refuses
  * blob workers, or the loopback WebSocket) its receivers get no transform, the page plays as it
  * would without the tap, and the listener hears the track read in the page instead.
  */
@@ -99,12 +101,6 @@ describe("page tap, encoded path (real Chromium and PulseAudio)", { timeout: 180
     return { page, reader, reading, gaveWay, sent };
   };
 
-  test("a receiver the page added itself before its offer (as a client to its media server) is heard from its frames too", async (t) => {
-    const framesBefore = receiver.frames;
-    const { reader, reading } = await listenTo(t, undefined, true, "offer=1");
-    await heardFromFrames(reader, framesBefore, reading);
-  });
-
   /** The tone at the listener, from at least 50 frames decoded since `framesBefore`, no track read in the end. */
   const heardFromFrames = async (reader: Reader, framesBefore: number, reading: boolean[]) => {
     await untilHeard(reader);
@@ -114,6 +110,12 @@ describe("page tap, encoded path (real Chromium and PulseAudio)", { timeout: 180
     assert.ok(receiver.frames - framesBefore >= 50, `${receiver.frames - framesBefore} frames decoded`);
     assert.equal(reading.at(-1) ?? false, false, `the page reads no track: ${JSON.stringify(reading)}`);
   };
+
+  test("a receiver the page added itself before its offer (as a client to its media server) is heard from its frames too", async (t) => {
+    const framesBefore = receiver.frames;
+    const { reader, reading } = await listenTo(t, undefined, true, "offer=1");
+    await heardFromFrames(reader, framesBefore, reading);
+  });
 
   test("a WebRTC track reaches the listener from its frames, at the element's volume, and no track is read", async (t) => {
     const framesBefore = receiver.frames;
