@@ -36,6 +36,8 @@
  *    after the first = (total with 4 - total with 1) / 3: what one more listener adds. Over
  *    BENCH_CPU_ROUNDS rounds (default 3; BENCH_CPU_CASES=one: only the first listener), every
  *    case right after a window without listeners; medians of what each case added (listenerCpu).
+ * BENCH_THREADS=1 adds the worker's and the browser's CPU by thread name (`thread <group>/<name>`,
+ * not in the totals): a listener's part, thread by thread, through the noise of the rest.
  * BENCH_NETEQ_FORGET_PERMILLE sets the no-mic browser's jitter buffer forget factor (field-trials.ts).
  * BENCH_SETTLE_MS: the bot's time in the call before the first listener (default 0; a listener
  * who comes later finds WebRTC's jitter buffer grown to the sink's 200 ms blocks unless
@@ -48,7 +50,7 @@
  * Also the `uptime` load: the machine is shared, read figures against it. Asserts nothing.
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -162,6 +164,7 @@ async function consumers(urls: string[]): Promise<() => Promise<void>> {
 async function cpu(workDir: string): Promise<Record<string, number>> {
   const g = await groups(workDir);
   const before = Object.fromEntries(await Promise.all(Object.entries(g).map(async ([k, pids]) => [k, await sumCpuTicks(pids)] as const)));
+  const threadsBefore = THREADS ? threadTicks(g) : null;
   const t0 = performance.now();
   await sleep(CPU_SECONDS * 1000);
   const ms = performance.now() - t0;
@@ -173,6 +176,44 @@ async function cpu(workDir: string): Promise<Record<string, number>> {
     if (k !== "consumers") total += pct;
   }
   out.total = Number(total.toFixed(2));
+  // Apart from the total: the same CPU again, by thread.
+  if (threadsBefore) {
+    for (const [k, ticks] of threadTicks(g)) out[`thread ${k}`] = Number((((ticks - (threadsBefore.get(k) ?? 0)) / TICKS_PER_SECOND / (ms / 1000)) * 100).toFixed(2));
+  }
+  return out;
+}
+
+/**
+ * BENCH_THREADS=1: the worker's and the browser's CPU by thread name too (`thread <group>/<name>`,
+ * not in the total), to see a listener's part through the noise of the rest of the session.
+ */
+const THREADS = process.env.BENCH_THREADS === "1";
+
+/** Ticks by `<group>/<thread name>` for the worker's and the browser's processes. */
+function threadTicks(g: Record<string, number[]>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [group, pids] of Object.entries(g)) {
+    if (group !== "worker" && !group.startsWith("browser")) continue;
+    for (const pid of pids) {
+      let tids: string[] = [];
+      try {
+        tids = readdirSync(`/proc/${pid}/task`);
+      } catch {
+        continue;
+      }
+      for (const tid of tids) {
+        try {
+          const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+          const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/[0-9]+$/, "");
+          const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+          const key = `${group}/${name}`;
+          out.set(key, (out.get(key) ?? 0) + Number(fields[11]) + Number(fields[12]));
+        } catch {
+          // the thread ended
+        }
+      }
+    }
+  }
   return out;
 }
 
