@@ -61,7 +61,7 @@ import { parseConfig } from "../control/config/index.ts";
 import { startServer } from "../control/server.ts";
 import { createLogger } from "../shared/log/logger.ts";
 import { listProcesses } from "../shared/process/group.ts";
-import { TICKS_PER_SECOND, sumCpuTicks } from "../shared/process/proc-stat.ts";
+import { TICKS_PER_SECOND, statFields, sumCpuTicks } from "../shared/process/proc-stat.ts";
 import type { MediaStats } from "../test/fixture/teams/meetings.ts";
 import { startTeamsFixture } from "../test/fixture/teams/server.ts";
 import { holdMediaLock } from "../test/harness/media-lock.ts";
@@ -205,7 +205,7 @@ function threadTicks(g: Record<string, number[]>): Map<string, number> {
         try {
           const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
           const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/[0-9]+$/, "");
-          const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+          const fields = statFields(stat);
           const key = `${group}/${name}`;
           out.set(key, (out.get(key) ?? 0) + Number(fields[11]) + Number(fields[12]));
         } catch {

@@ -11,7 +11,7 @@
  * process, renderers...) and of this process (which also reads the messages, the same in both
  * modes), medians and every round. Asserts nothing.
  */
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -19,7 +19,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WebSocketServer } from "ws";
 import { createLogger } from "../../shared/log/logger.ts";
-import { TICKS_PER_SECOND } from "../../shared/process/proc-stat.ts";
+import { listProcesses } from "../../shared/process/group.ts";
+import { TICKS_PER_SECOND, sumCpuTicks } from "../../shared/process/proc-stat.ts";
 import { startPulse } from "../../worker/audio/pulse.ts";
 import { launchBrowser } from "../../worker/browser/launch.ts";
 
@@ -44,47 +45,25 @@ const page = (mode: Mode, wsUrl: string): string => {
   </script>`;
 };
 
-/** CPU ticks of processes `pids` (utime + stime), 0 for one that is gone. */
-const ticks = (pids: number[]): number =>
-  pids.reduce((sum, pid) => {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-      return sum + Number(fields[11]) + Number(fields[12]);
-    } catch {
-      return sum;
+/** This process's descendants (the browser's), each with its kind: its --type, or "browser" for the main one. */
+async function browserProcesses(): Promise<Map<string, number[]>> {
+  const all = await listProcesses();
+  const tree = new Set([process.pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of all) {
+      if (tree.has(p.pid) || !tree.has(p.ppid)) continue;
+      tree.add(p.pid);
+      grew = true;
     }
-  }, 0);
-
-/** A browser process's kind: its --type (renderer, utility, ...) or "browser" for the main one. */
-function kindOf(pid: number): string {
-  try {
-    const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split(/[\0 ]/);
-    if (!args[0]?.includes("chrom")) return "other";
-    return args.find((a) => a.startsWith("--type="))?.slice(7) ?? "browser";
-  } catch {
-    return "gone";
   }
-}
-
-/** Every descendant of this process. */
-function descendants(): number[] {
-  const out: number[] = [];
-  const walk = (pid: number) => {
-    for (const task of readdirSync(`/proc/${pid}/task`)) {
-      let children = "";
-      try {
-        children = readFileSync(`/proc/${pid}/task/${task}/children`, "utf8");
-      } catch {
-        continue;
-      }
-      for (const child of children.trim().split(/\s+/).filter(Boolean)) {
-        out.push(Number(child));
-        walk(Number(child));
-      }
-    }
-  };
-  walk(process.pid);
-  return out;
+  const kinds = new Map<string, number[]>();
+  for (const p of all) {
+    if (p.pid === process.pid || !tree.has(p.pid) || !p.cmdline.includes("chrom")) continue;
+    const kind = /--type=([\w-]+)/.exec(p.cmdline)?.[1] ?? "browser";
+    kinds.set(kind, [...(kinds.get(kind) ?? []), p.pid]);
+  }
+  return kinds;
 }
 
 const logger = createLogger({ level: "silent" });
@@ -108,16 +87,16 @@ for (let round = 0; round < ROUNDS; round++) {
     const tab = await browser.page.context().newPage();
     await tab.goto(url);
     await new Promise((r) => setTimeout(r, 2_000));
-    const pids = descendants();
-    const kinds = new Map<string, number[]>();
-    for (const pid of pids) kinds.set(kindOf(pid), [...(kinds.get(kindOf(pid)) ?? []), pid]);
-    const before = new Map([...kinds].map(([k, ps]) => [k, ticks(ps)]));
-    const [b0, n0, r0] = [ticks(pids), process.cpuUsage(), received];
+    const kinds = await browserProcesses();
+    const before = new Map(await Promise.all([...kinds].map(async ([k, pids]) => [k, await sumCpuTicks(pids)] as const)));
+    const [n0, r0] = [process.cpuUsage(), received];
     await new Promise((r) => setTimeout(r, SECONDS * 1_000));
-    const [b1, n1] = [ticks(pids), process.cpuUsage(n0)];
+    const n1 = process.cpuUsage(n0);
     const pct = (v: number) => Math.round(v * 100) / 100;
-    const byKind = Object.fromEntries([...kinds].map(([k, ps]) => [`${k}×${ps.length}`, pct(((ticks(ps) - before.get(k)!) / TICKS_PER_SECOND / SECONDS) * 100)]));
-    rounds[m].push({ browser: pct(((b1 - b0) / TICKS_PER_SECOND / SECONDS) * 100), node: pct((n1.user + n1.system) / 1e4 / SECONDS), messages: received - r0, ...byKind });
+    const byKind: Record<string, number> = {};
+    for (const [k, pids] of kinds) byKind[`${k}×${pids.length}`] = pct((((await sumCpuTicks(pids)) - before.get(k)!) / TICKS_PER_SECOND / SECONDS) * 100);
+    const all = pct(Object.values(byKind).reduce((a, b) => a + b, 0));
+    rounds[m].push({ browser: all, node: pct((n1.user + n1.system) / 1e4 / SECONDS), messages: received - r0, ...byKind });
     await tab.close();
   }
 }
