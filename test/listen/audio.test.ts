@@ -52,7 +52,7 @@ describe("live listening (real worker, sqlite)", { timeout: 600_000, concurrency
     await meeting.waitForPhase("in_call");
   });
 
-  test("four listeners at four formats each hear the tone, in exact 20 ms frames, without a gap for 20 s", async () => {
+  test("four listeners at four formats each hear the tone, in exact 20 ms frames, without a gap for 20 s", async (t) => {
     const formats = [
       { sample_rate: 8000, channels: 1 },
       { sample_rate: 16000, channels: 1 },
@@ -63,6 +63,8 @@ describe("live listening (real worker, sqlite)", { timeout: 600_000, concurrency
     const pacersBefore = (await listProcesses()).filter((p) => p.cmdline.includes("--stream-name=pacer") && p.cmdline.includes(id));
     assert.equal(pacersBefore.length, 0, "no pacer before anyone listens");
     const listeners: Listener[] = [];
+    // A failure before the DELETEs below must not leave four tokens to refuse the next tests' listeners.
+    t.after(() => Promise.all(listeners.map((r) => app.request("DELETE", `/audio/${id}/listen/${r.token}`))));
     for (const f of formats) listeners.push(await open({ ...f }));
     // The first second holds the resamplers' start; then a 20 s window of each listener's audio.
     await waitFor("1 s at every listener", () => listeners.every((r) => r.frames.length >= 50));
