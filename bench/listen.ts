@@ -60,7 +60,7 @@ import { sessionPaths } from "../control/bot/paths.ts";
 import { parseConfig } from "../control/config/index.ts";
 import { startServer } from "../control/server.ts";
 import { createLogger } from "../shared/log/logger.ts";
-import { listProcesses } from "../shared/process/group.ts";
+import { listProcesses, processTree } from "../shared/process/group.ts";
 import { TICKS_PER_SECOND, statFields, sumCpuTicks } from "../shared/process/proc-stat.ts";
 import type { MediaStats } from "../test/fixture/teams/meetings.ts";
 import { startTeamsFixture } from "../test/fixture/teams/server.ts";
@@ -120,15 +120,7 @@ async function groups(workDir: string): Promise<Record<string, number[]>> {
   const worker = all.filter((p) => p.cmdline.includes(`--session-dir=${workDir}`)).map((p) => p.pid);
   const kids = all.filter((p) => worker.includes(p.ppid));
   // The browser's processes (the page tap works in its renderer, its messages cross the browser).
-  const tree = new Set(worker);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const p of all) {
-      if (tree.has(p.pid) || !tree.has(p.ppid)) continue;
-      tree.add(p.pid);
-      grew = true;
-    }
-  }
+  const tree = processTree(all, worker);
   return {
     worker,
     ...browserGroups(all.filter((p) => tree.has(p.pid) && p.cmdline.includes("chromium"))),

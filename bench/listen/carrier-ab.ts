@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WebSocketServer } from "ws";
 import { createLogger } from "../../shared/log/logger.ts";
-import { listProcesses } from "../../shared/process/group.ts";
+import { listProcesses, processTree } from "../../shared/process/group.ts";
 import { TICKS_PER_SECOND, sumCpuTicks } from "../../shared/process/proc-stat.ts";
 import { startPulse } from "../../worker/audio/pulse.ts";
 import { launchBrowser } from "../../worker/browser/launch.ts";
@@ -48,15 +48,7 @@ const page = (mode: Mode, wsUrl: string): string => {
 /** This process's descendants (the browser's), each with its kind: its --type, or "browser" for the main one. */
 async function browserProcesses(): Promise<Map<string, number[]>> {
   const all = await listProcesses();
-  const tree = new Set([process.pid]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const p of all) {
-      if (tree.has(p.pid) || !tree.has(p.ppid)) continue;
-      tree.add(p.pid);
-      grew = true;
-    }
-  }
+  const tree = processTree(all, [process.pid]);
   const kinds = new Map<string, number[]>();
   for (const p of all) {
     if (p.pid === process.pid || !tree.has(p.pid) || !p.cmdline.includes("chrom")) continue;

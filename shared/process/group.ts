@@ -78,3 +78,16 @@ export async function groupMembers(pgid: number): Promise<number[]> {
   return (await listProcesses()).filter((p) => p.pgid === pgid).map((p) => p.pid);
 }
 
+/** `roots` and every descendant of theirs among `all` (a listProcesses() snapshot). */
+export function processTree(all: readonly ProcessInfo[], roots: readonly number[]): Set<number> {
+  const tree = new Set(roots);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of all) {
+      if (tree.has(p.pid) || !tree.has(p.ppid)) continue;
+      tree.add(p.pid);
+      grew = true;
+    }
+  }
+  return tree;
+}
