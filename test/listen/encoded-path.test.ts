@@ -104,7 +104,7 @@ describe("page tap, encoded path (real Chromium and PulseAudio)", { timeout: 180
   /** The tone at the listener, from at least 50 frames decoded since `framesBefore`, no track read in the end. */
   const heardFromFrames = async (reader: Reader, framesBefore: number, reading: boolean[]) => {
     await untilHeard(reader);
-    await sleep(1_000);
+    await byFrames(() => receiver.frames - framesBefore);
     const last = samples(reader.pcm(), Math.max(0, reader.bytes - RATE * 2));
     assert.equal(dominantFrequency(last, RATE, { minHz: 300, maxHz: 700, stepHz: 5, maxSeconds: 0.5 }), 440);
     assert.ok(receiver.frames - framesBefore >= 50, `${receiver.frames - framesBefore} frames decoded`);
@@ -121,7 +121,7 @@ describe("page tap, encoded path (real Chromium and PulseAudio)", { timeout: 180
     const framesBefore = receiver.frames;
     const { page, reader, reading, sent } = await listenTo(t);
     await untilHeard(reader);
-    await sleep(1_000);
+    await byFrames(() => receiver.frames - framesBefore);
     const last = samples(reader.pcm(), Math.max(0, reader.bytes - RATE * 2));
     assert.equal(dominantFrequency(last, RATE, { minHz: 300, maxHz: 700, stepHz: 5, maxSeconds: 0.5 }), 440);
     const loud = rms(last);
@@ -199,4 +199,14 @@ async function untilHeard(reader: Reader): Promise<void> {
     assert.ok(Date.now() < deadline, `no tone within 15 s (${reader.bytes} bytes received)`);
     await sleep(100);
   }
+}
+
+/**
+ * Waits (up to 15 s) until `decoded()` says 50 frames came by the encoded path, then 1 s more: on
+ * a loaded machine the path may open after the listener has begun to hear the track read.
+ */
+async function byFrames(decoded: () => number): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (decoded() < 50 && Date.now() < deadline) await sleep(100);
+  await sleep(1_000);
 }
