@@ -26,7 +26,7 @@ import { switchedTone, waitHeard } from "../mic/helpers.ts";
 import { dominantFrequency } from "../helpers/audio/analysis.ts";
 import { channel, float, listen, waitFor as waitUntil } from "../listen/helpers.ts";
 import { killSessionProcesses } from "../../control/bot/supervisor/orphans.ts";
-import { clusterDatabase, freePort, startProcessNode, waitFor, type ProcessNode } from "./fixtures/cluster.ts";
+import { clusterDatabase, clusterSnapshot, freePort, startProcessNode, waitFor, type ProcessNode } from "./fixtures/cluster.ts";
 
 // Real Chromium, PulseAudio and ffmpeg: one such file at a time (see media-lock.ts); PostgreSQL only.
 if (providers().includes("postgresql")) await holdMediaLock();
@@ -83,6 +83,8 @@ describe("cluster end to end (three instances, real worker)", { skip: !providers
     const join_ = async (via: ProcessNode, reference: string): Promise<{ status: number; id: string; body: Json; retryAfter: string | null }> => {
       const meeting = fixture.createMeeting({ lobby: false, tone: { frequency: 440 } });
       const res = await via.request("POST", "/join", { body: { meeting_url: meeting.joinUrl, reference } });
+      // A refusal says what admission saw (only step 1's fourth join is meant to be refused).
+      if (res.status === 503) t.diagnostic(`join ${reference} refused: ${await clusterSnapshot(db.url)}`);
       const id = String(((res.body.session ?? {}) as Json).session_id ?? "");
       if (id) meetings.set(id, meeting);
       return { status: res.status, id, body: res.body, retryAfter: res.headers.get("retry-after") };
