@@ -1,7 +1,8 @@
 /**
  * The page tap's encoded path in a real browser (worker/listen/page-tap/encoded-script.ts and
  * encoded-receiver.ts): a WebRTC track a page plays reaches a listener from its Opus frames,
- * decoded in the worker, at the element's volume and silent while it is muted, with no track read
+ * decoded in the worker, every one of them (none stood in for), at the element's volume and silent
+ * while it is muted, with no track read
  * in the page (so nothing paces the sink), its messages sent by a SharedWorker whose WebSocket
  * DevTools does not report to Playwright (a page that cannot make one, an opaque origin, sends them
  * from the Worker's own). Where the page refuses the path (a CSP that refuses
@@ -115,6 +116,16 @@ describe("page tap, encoded path (real Chromium and PulseAudio)", { timeout: 180
     const framesBefore = receiver.frames;
     const { reader, reading } = await listenTo(t, undefined, true, "offer=1");
     await heardFromFrames(reader, framesBefore, reading);
+  });
+
+  test("a call's frames all reach the listener: none is stood in for over 6 s (a sender's padding every 5 s is no loss)", async (t) => {
+    const { reader } = await listenTo(t);
+    await untilHeard(reader);
+    await byFrames(() => receiver.frames);
+    const [frames, stoodIn] = [receiver.frames, receiver.stoodIn];
+    await sleep(6_000);
+    assert.ok(receiver.frames - frames >= 250, `${receiver.frames - frames} frames decoded`);
+    assert.equal(receiver.stoodIn - stoodIn, 0, "frames stood in for on a loopback call");
   });
 
   test("a WebRTC track reaches the listener from its frames, at the element's volume, and no track is read", async (t) => {

@@ -3,7 +3,8 @@
  * over a real loopback WebSocket: records of G.711 frames (what a plain RTP server sends; the
  * Opus path runs in encoded-path.test.ts, from a real browser) are decoded per source, a lost
  * frame or two is stood in for by the one before (timed by the RTP timestamps, not the sequence
- * numbers, which padding also takes), a repeat or a late frame is dropped, a
+ * numbers, which padding also takes), a frame without payload (padding) is skipped and the frames
+ * after it in its message heard, a repeat or a late frame is dropped, a
  * source numbered from 1 again (the page's next document) starts over, a malformed record ends
  * its message only, and a client on another path is refused before the upgrade.
  */
@@ -77,6 +78,16 @@ describe("encoded path receiver", () => {
   test("a packet that carries no audio (a sequence number with no time of its own) leaves nothing to fill", async () => {
     const out = await send(record(7, 106, 16_800, QUIET), 1);
     assert.deepEqual(out.map((p) => p.data.length), [FRAME]);
+  });
+
+  test("a frame without payload (a sender's padding) is skipped, and the frames after it in its message are heard", async () => {
+    // Chromium's padding takes a sequence number and the last frame's timestamp: nothing is lost.
+    const padding = record(7, 108, 16_960, QUIET).subarray(0, ENCODED_RECORD_HEADER_BYTES);
+    padding.writeUInt16LE(ENCODED_RECORD_HEADER_BYTES, 0);
+    const out = await send(Buffer.concat([record(7, 107, 16_960, LOUD), padding, record(7, 109, 17_120, QUIET)]), 2);
+    assert.deepEqual(out.map((p) => p.data.length), [FRAME, FRAME], "two frames, nothing stood in");
+    assert.ok(out[0]!.data[0]! > 0.9, "the frame before the padding");
+    assert.ok(out[1]!.data.every((v) => Math.abs(v) < 1e-3), "the frame after it");
   });
 
   test("a gap longer than five frames is left to the mix (no silence made up)", async () => {

@@ -116,6 +116,7 @@ export class EncodedReceiver {
   #rate: OpusRate = 48_000;
   #onAudio: EncodedAudio = () => undefined;
   #frames = 0;
+  #stoodIn = 0;
 
   private constructor(server: WebSocketServer, path: string, logger: Logger) {
     this.#server = server;
@@ -150,6 +151,11 @@ export class EncodedReceiver {
   /** Frames decoded so far (tests and logs: the encoded path served). */
   get frames(): number {
     return this.#frames;
+  }
+
+  /** Frames stood in for by the one before (lost on the way): none on a loopback call. */
+  get stoodIn(): number {
+    return this.#stoodIn;
   }
 
   /**
@@ -197,10 +203,12 @@ export class EncodedReceiver {
   }
 
   #onMessage(msg: Buffer): void {
-    for (let at = 0; at + ENCODED_RECORD_HEADER_BYTES < msg.length; ) {
+    for (let at = 0; at + ENCODED_RECORD_HEADER_BYTES <= msg.length; ) {
       const length = msg.readUInt16LE(at);
-      if (length <= ENCODED_RECORD_HEADER_BYTES || at + length > msg.length) return;
-      this.#onFrame(String(msg.readUInt32LE(at + 2)), msg.readUInt32LE(at + 6), msg.readUInt16LE(at + 10), msg[at + 12]!, msg.subarray(at + ENCODED_RECORD_HEADER_BYTES, at + length));
+      if (length < ENCODED_RECORD_HEADER_BYTES || at + length > msg.length) return;
+      // A frame without payload (a sender's padding: a Chromium sender's come every 5 s) is no
+      // audio: skipped, as the page skips it, while the frames after it in the message are heard.
+      if (length > ENCODED_RECORD_HEADER_BYTES) this.#onFrame(String(msg.readUInt32LE(at + 2)), msg.readUInt32LE(at + 6), msg.readUInt16LE(at + 10), msg[at + 12]!, msg.subarray(at + ENCODED_RECORD_HEADER_BYTES, at + length));
       at += length;
     }
   }
@@ -237,7 +245,10 @@ export class EncodedReceiver {
     // the browser conceals a lost frame rather than play a hole; a longer gap is left to the mix.
     if (s.lastSeq >= 0 && step < 0x8000 && s.last && s.lastUnits > 0) {
       const lost = Math.round((((ts - s.lastTs) >>> 0) - s.lastUnits) / s.lastUnits);
-      if (lost >= 1 && lost <= MAX_FILLED_FRAMES) for (let i = 0; i < lost; i++) this.#onAudio(id, decoder.rate, this.#channels, s.last);
+      if (lost >= 1 && lost <= MAX_FILLED_FRAMES) {
+        this.#stoodIn += lost;
+        for (let i = 0; i < lost; i++) this.#onAudio(id, decoder.rate, this.#channels, s.last);
+      }
     }
     s.lastSeq = seq;
     s.lastTs = ts;

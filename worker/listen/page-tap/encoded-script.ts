@@ -96,6 +96,8 @@ const workerSource = (url: string, batch: number): string => `
   };
   const copy = (id, codec, frame, meta) => {
     const data = new Uint8Array(frame.data);
+    // A frame without payload is a sender's padding (Chromium's bandwidth probes): no audio.
+    if (data.length === 0) return;
     const length = ${ENCODED_RECORD_HEADER_BYTES} + data.length;
     if (queued + length > out.length) flush();
     if (length > out.length) return;
