@@ -13,13 +13,13 @@ import { runInNewContext } from "node:vm";
 import { CLOSE, CLOSE_REASON, frameBytes } from "../../shared/listen/protocol.ts";
 import { LISTEN_AFTER_SILENT_MS } from "../../worker/listen/page-tap/cross-check.ts";
 import { listProcesses } from "../../shared/process/group.ts";
-import { startBotApp, waitForSession, type BotApp } from "../bot/fixtures/bot-app.ts";
-import { startTeamsFixture, type FixtureMeeting } from "../fixture/teams/server.ts";
+import { waitForSession, type BotApp } from "../bot/fixtures/bot-app.ts";
+import type { FixtureMeeting } from "../fixture/teams/server.ts";
 import { findGaps, toneSpans } from "../helpers/audio/analysis.ts";
 import { channel as wavChannel, readWav } from "../helpers/audio/wav.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
 import { Cleanups } from "../mic/helpers.ts";
-import { channel, float, listen, openListener, sleep, toneHz, waitFor, type Json, type Listener, type Received } from "./helpers.ts";
+import { channel, float, listen, openListener, sleep, toneHz, toneSession, waitFor, type Json, type Listener, type Received } from "./helpers.ts";
 
 setFlagsFromString("--expose-gc");
 const collectGarbage = runInNewContext("gc") as () => void;
@@ -40,16 +40,7 @@ describe("live listening (real worker, sqlite)", { timeout: 600_000, concurrency
   const revoke = async (r: { token: string }) => assert.equal((await app.request("DELETE", `/audio/${id}/listen/${r.token}`)).status, 200);
 
   before(async () => {
-    const fixture = await startTeamsFixture();
-    cleanups.context.after(() => fixture.close());
-    // Playback stays off: listening does not need it.
-    app = await startBotApp(cleanups.context, { worker: "real", bot: { MEETING_ALLOWED_HOSTS: fixture.hostPort } });
-    meeting = fixture.createMeeting({ lobby: false, tone: { frequency: TONE_HZ } });
-    const join = await app.request("POST", "/join", { body: { meeting_url: meeting.joinUrl, display_name: "Listen Bot" } });
-    assert.equal(join.status, 200, join.text);
-    id = String(((join.body as Json).session as Json).session_id);
-    await waitForSession(app, id, (s) => s.status === "recording", 120_000);
-    await meeting.waitForPhase("in_call");
+    ({ app, meeting, id } = await toneSession(cleanups.context, { toneHz: TONE_HZ, displayName: "Listen Bot" }));
   });
 
   test("four listeners at four formats each hear the tone, in exact 20 ms frames, without a gap for 20 s", async (t) => {

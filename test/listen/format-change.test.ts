@@ -5,12 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { startBotApp, waitForSession, type BotApp } from "../bot/fixtures/bot-app.ts";
-import { startTeamsFixture, type FixtureMeeting } from "../fixture/teams/server.ts";
+import type { BotApp } from "../bot/fixtures/bot-app.ts";
 import { findGaps, toneSpans } from "../helpers/audio/analysis.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
 import { Cleanups } from "../mic/helpers.ts";
-import { channel, float, openListener, sleep, waitFor, type Json } from "./helpers.ts";
+import { channel, float, openListener, sleep, toneSession, waitFor } from "./helpers.ts";
 
 await holdMediaLock();
 
@@ -20,19 +19,10 @@ describe("live listening while formats change (real worker)", { timeout: 300_000
   const cleanups = new Cleanups();
   after(() => cleanups.run());
   let app: BotApp;
-  let meeting: FixtureMeeting;
   let id = "";
 
   before(async () => {
-    const fixture = await startTeamsFixture();
-    cleanups.context.after(() => fixture.close());
-    app = await startBotApp(cleanups.context, { worker: "real", bot: { MEETING_ALLOWED_HOSTS: fixture.hostPort } });
-    meeting = fixture.createMeeting({ lobby: false, tone: { frequency: TONE_HZ } });
-    const join = await app.request("POST", "/join", { body: { meeting_url: meeting.joinUrl, display_name: "Listen Bot" } });
-    assert.equal(join.status, 200, join.text);
-    id = String(((join.body as Json).session as Json).session_id);
-    await waitForSession(app, id, (s) => s.status === "recording", 120_000);
-    await meeting.waitForPhase("in_call");
+    ({ app, id } = await toneSession(cleanups.context, { toneHz: TONE_HZ, displayName: "Listen Bot" }));
   });
 
   test("a 16 kHz mono listener hears the tone unbroken while a 48 kHz stereo one comes and goes", async () => {

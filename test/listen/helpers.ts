@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import type { TestContext } from "node:test";
 import { WebSocket } from "ws";
-import type { BotApp } from "../bot/fixtures/bot-app.ts";
+import { startBotApp, waitForSession, type BotApp } from "../bot/fixtures/bot-app.ts";
+import { startTeamsFixture, type FixtureMeeting } from "../fixture/teams/server.ts";
 
 export type Json = Record<string, unknown>;
 
@@ -71,6 +72,23 @@ export async function openListener(app: BotApp, sessionId: string, body: Json, c
   context.after(() => r.ws.terminate());
   await r.opened;
   return { ...r, token: String(b.token), url: String(b.listen_url) };
+}
+
+/**
+ * A bot with the real worker (and `bot` settings) in a fixture meeting that plays a tone at
+ * `toneHz`, recording and in the call; everything goes when `context` ends.
+ */
+export async function toneSession(context: TestContext, o: { toneHz: number; displayName: string; bot?: Json }): Promise<{ app: BotApp; meeting: FixtureMeeting; id: string }> {
+  const fixture = await startTeamsFixture();
+  context.after(() => fixture.close());
+  const app = await startBotApp(context, { worker: "real", bot: { MEETING_ALLOWED_HOSTS: fixture.hostPort, ...o.bot } });
+  const meeting = fixture.createMeeting({ lobby: false, tone: { frequency: o.toneHz } });
+  const join = await app.request("POST", "/join", { body: { meeting_url: meeting.joinUrl, display_name: o.displayName } });
+  assert.equal(join.status, 200, join.text);
+  const id = String(((join.body as Json).session as Json).session_id);
+  await waitForSession(app, id, (s) => s.status === "recording", 120_000);
+  await meeting.waitForPhase("in_call");
+  return { app, meeting, id };
 }
 
 /** Samples of channel `ch` of interleaved s16le. */

@@ -9,11 +9,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { listProcesses } from "../../shared/process/group.ts";
-import { startBotApp, waitForSession, type BotApp } from "../bot/fixtures/bot-app.ts";
-import { startTeamsFixture, type FixtureMeeting } from "../fixture/teams/server.ts";
+import { waitForSession, type BotApp } from "../bot/fixtures/bot-app.ts";
 import { holdMediaLock } from "../harness/media-lock.ts";
 import { Cleanups } from "../mic/helpers.ts";
-import { channel, openListener, sleep, toneHz, waitFor, type Json } from "./helpers.ts";
+import { channel, openListener, sleep, toneHz, toneSession, waitFor } from "./helpers.ts";
 
 // Real Chromium, PulseAudio and ffmpeg: one such file at a time (see media-lock.ts).
 await holdMediaLock();
@@ -28,7 +27,6 @@ describe("LISTEN_LOW_LATENCY (real worker)", { timeout: 300_000, concurrency: fa
   const cleanups = new Cleanups();
   after(() => cleanups.run());
   let app: BotApp;
-  let meeting: FixtureMeeting;
   let id = "";
 
   /** The block (ms) of every sink pacer of this session now running. */
@@ -48,15 +46,7 @@ describe("LISTEN_LOW_LATENCY (real worker)", { timeout: 300_000, concurrency: fa
   };
 
   before(async () => {
-    const fixture = await startTeamsFixture();
-    cleanups.context.after(() => fixture.close());
-    app = await startBotApp(cleanups.context, { worker: "real", bot: { MEETING_ALLOWED_HOSTS: fixture.hostPort, LISTEN_LOW_LATENCY: true } });
-    meeting = fixture.createMeeting({ lobby: false, tone: { frequency: TONE_HZ } });
-    const join = await app.request("POST", "/join", { body: { meeting_url: meeting.joinUrl, display_name: "Low Latency Bot" } });
-    assert.equal(join.status, 200, join.text);
-    id = String(((join.body as Json).session as Json).session_id);
-    await waitForSession(app, id, (s) => s.status === "recording", 120_000);
-    await meeting.waitForPhase("in_call");
+    ({ app, id } = await toneSession(cleanups.context, { toneHz: TONE_HZ, displayName: "Low Latency Bot", bot: { LISTEN_LOW_LATENCY: true } }));
   });
 
   test("the sink is paced at 50 ms while nobody listens, at 20 ms while someone does, and at 50 ms again after", async () => {
