@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { killSessionProcesses } from "../../control/bot/supervisor/orphans.ts";
 
 export interface ServiceProcess {
   url: string;
@@ -71,7 +72,10 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
         child.kill("SIGKILL");
         await exited;
       }
-      rmSync(dir, { recursive: true, force: true });
+      // Its workers (and their Chromium, PulseAudio, ffmpeg) outlive a SIGKILL by design, and one
+      // still ending its session writes into the folder while it goes (CI: rm's ENOTEMPTY).
+      await killSessionProcesses(dir);
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
     },
   };
 }
