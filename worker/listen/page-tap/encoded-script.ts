@@ -96,7 +96,7 @@ const workerSource = (url: string, batch: number): string => `
   };
   const copy = (id, codec, frame, meta) => {
     const data = new Uint8Array(frame.data);
-    // A frame without payload is a sender's padding (Chromium's bandwidth probes): no audio.
+    // A frame without payload is a sender's padding (a Chromium sender's come every 5 s): no audio.
     if (data.length === 0) return;
     const length = ${ENCODED_RECORD_HEADER_BYTES} + data.length;
     if (queued + length > out.length) flush();
