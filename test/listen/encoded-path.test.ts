@@ -2,12 +2,11 @@
  * The page tap's encoded path in a real browser (worker/listen/page-tap/encoded-script.ts and
  * encoded-receiver.ts): a WebRTC track a page plays reaches a listener from its Opus frames,
  * decoded in the worker, every one of them (none stood in for), at the element's volume and silent
- * while it is muted, with no track read
- * in the page (so nothing paces the sink), its messages sent by a SharedWorker whose WebSocket
- * DevTools does not report to Playwright (a page that cannot make one, an opaque origin, sends them
- * from the Worker's own). Where the page refuses the path (a CSP that refuses
- * blob workers, or the loopback WebSocket) its receivers get no transform, the page plays as it
- * would without the tap, and the listener hears the track read in the page instead.
+ * while it is muted, with no track read in the page (so nothing paces the sink), its messages sent
+ * by a SharedWorker whose WebSocket DevTools does not report to Playwright (a page that cannot
+ * make one, an opaque origin, sends them from the Worker's own). Where the page refuses the path
+ * (a CSP that refuses blob workers, or the loopback WebSocket) its receivers get no transform, the
+ * page plays as it would without the tap, and the listener hears the track read in the page instead.
  */
 import assert from "node:assert/strict";
 import { createServer as createHttpServer, type Server } from "node:http";
@@ -119,9 +118,10 @@ describe("page tap, encoded path (real Chromium and PulseAudio)", { timeout: 180
   });
 
   test("a call's frames all reach the listener: none is stood in for over 6 s (a sender's padding every 5 s is no loss)", async (t) => {
+    const framesBefore = receiver.frames;
     const { reader } = await listenTo(t);
     await untilHeard(reader);
-    await byFrames(() => receiver.frames);
+    await byFrames(() => receiver.frames - framesBefore);
     const [frames, stoodIn] = [receiver.frames, receiver.stoodIn];
     await sleep(6_000);
     assert.ok(receiver.frames - frames >= 250, `${receiver.frames - frames} frames decoded`);
