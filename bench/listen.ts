@@ -29,13 +29,14 @@
  *    in the renderer and its messages cross the main process; a paced sink makes the browser
  *    pull its audio more often), the worker's parecs (taps and the sink pacer; the session's
  *    silence watcher's parec counts here too, in every row), PulseAudio, this process (the
- *    control plane, with the Teams fixture's own small load) and the consumers
- *    (bench/listen-consumer.ts, a process of their own, reported apart: they are the client's
- *    cost, not the service's), after one listener has come and gone (warm-up, not counted).
+ *    control plane), and apart, not in the totals: the consumers (bench/listen-consumer.ts, the
+ *    client's cost) and the Teams fixture (bench/fixture-process.ts, "Teams"' cost), after one listener has come and gone (warm-up, not counted).
  *    Per listener = service total with N minus with 0, over N; target under 1% of a core. Each
  *    after the first = (total with 4 - total with 1) / 3: what one more listener adds. Over
- *    BENCH_CPU_ROUNDS rounds (default 3; BENCH_CPU_CASES=one: only the first listener), every
- *    case right after a window without listeners; medians of what each case added (listenerCpu).
+ *    BENCH_CPU_ROUNDS rounds (default 3; BENCH_CPU_CASES=one: only the first listener), each
+ *    case's window against the windows without listeners on either side of it; medians of what
+ *    each case added, and their mean ± standard error (listenerCpu). In the server's session
+ *    unless BENCH_CPU_SOURCE=page.
  * BENCH_THREADS=1 adds the worker's and the browser's CPU by thread name (`thread <group>/<name>`,
  * not in the totals): a listener's part, thread by thread, through the noise of the rest.
  * BENCH_NETEQ_FORGET_PERMILLE sets the no-mic browser's jitter buffer forget factor (field-trials.ts).
@@ -63,9 +64,9 @@ import { createLogger } from "../shared/log/logger.ts";
 import { listProcesses, processTree } from "../shared/process/group.ts";
 import { TICKS_PER_SECOND, statFields, sumCpuTicks } from "../shared/process/proc-stat.ts";
 import type { MediaStats } from "../test/fixture/teams/meetings.ts";
-import { startTeamsFixture } from "../test/fixture/teams/server.ts";
 import { holdMediaLock } from "../test/harness/media-lock.ts";
 import { burstOnsets, channel, listen, sleep, type Received } from "../test/listen/helpers.ts";
+import { startFixtureProcess, type RemoteMeeting } from "./fixture-process.ts";
 import { tapLatencyMs } from "../worker/listen/capture.ts";
 import { encodedBatch } from "../worker/listen/page-tap/page-script.ts";
 import { encodedPathEnabled, pageTapEnabled, pageTapReadsTracks } from "../worker/listen/page-tap/tap.ts";
@@ -91,6 +92,13 @@ if (process.env.BENCH_ENCODED) process.env.TOAMAISUTAA_LISTEN_ENCODED = process.
 if (process.env.BENCH_SEND_MS) process.env.TOAMAISUTAA_LISTEN_SEND_MSEC = process.env.BENCH_SEND_MS;
 /** BENCH_SOURCE=page|server: only that source of the bursts (default both). */
 const SOURCES: Source[] = process.env.BENCH_SOURCE === "page" ? ["page"] : process.env.BENCH_SOURCE === "server" ? ["server"] : ["page", "server"];
+/**
+ * BENCH_CPU_SOURCE=page|server: whose session the CPU figures come from (default server: frames
+ * arrive one every 20 ms, as a Teams media server sends them; the page's come in its output's
+ * 200 ms blocks, and its browser also encodes and sends them, a larger and noisier baseline).
+ */
+const CPU_SOURCE: Source = process.env.BENCH_CPU_SOURCE === "page" ? "page" : "server";
+if (WITH_CPU && !SOURCES.includes(CPU_SOURCE)) SOURCES.push(CPU_SOURCE);
 /** BENCH_LOW_LATENCY=1: the service's LISTEN_LOW_LATENCY (the sink paced while nobody listens too). */
 const LOW_LATENCY = process.env.BENCH_LOW_LATENCY === "1";
 /** BENCH_SETTLE_MS: how long the bot is in the call before anyone listens (default 0: at once). */
@@ -113,7 +121,8 @@ if (process.env.BENCH_NETEQ_FORGET_PERMILLE) process.env.TOAMAISUTAA_NETEQ_FORGE
 // which would otherwise starve their audio and its own figures.
 await holdMediaLock();
 const dir = mkdtempSync(join(tmpdir(), "bench-listen-"));
-const fixture = await startTeamsFixture();
+// In a process of its own: its media server's RTP is Teams' cost, not the control plane's.
+const fixture = await startFixtureProcess();
 
 async function groups(workDir: string): Promise<Record<string, number[]>> {
   const all = await listProcesses();
@@ -128,6 +137,7 @@ async function groups(workDir: string): Promise<Record<string, number[]>> {
     pulseaudio: kids.filter((p) => p.cmdline.startsWith("pulseaudio")).map((p) => p.pid),
     control_plane: [process.pid],
     consumers: consumerPids,
+    fixture: [fixture.pid],
   };
 }
 
@@ -165,7 +175,7 @@ async function cpu(workDir: string): Promise<Record<string, number>> {
   for (const [k, pids] of Object.entries(g)) {
     const pct = (((await sumCpuTicks(pids)) - (before[k] ?? 0)) / TICKS_PER_SECOND / (ms / 1000)) * 100;
     out[k] = Number(pct.toFixed(2));
-    if (k !== "consumers") total += pct;
+    if (!APART.has(k)) total += pct;
   }
   out.total = Number(total.toFixed(2));
   // Apart from the total: the same CPU again, by thread.
@@ -174,6 +184,9 @@ async function cpu(workDir: string): Promise<Record<string, number>> {
   }
   return out;
 }
+
+/** Counted apart from the service's total: the client's processes and Teams'. */
+const APART = new Set(["consumers", "fixture"]);
 
 /**
  * BENCH_THREADS=1: the worker's and the browser's CPU by thread name too (`thread <group>/<name>`,
@@ -221,6 +234,12 @@ const quantile = (xs: number[], q: number) => {
   const v = [...xs].sort((a, b) => a - b);
   return v[Math.min(v.length - 1, Math.floor(q * v.length))];
 };
+/** `mean ± standard error` of `xs`, to two decimals. */
+const meanAndError = (xs: number[]) => {
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const variance = xs.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, xs.length - 1);
+  return `${mean.toFixed(2)} ± ${Math.sqrt(variance / xs.length).toFixed(2)}`;
+};
 const stats = (xs: number[]) => ({
   n: xs.length,
   median: Number(quantile(xs, 0.5)?.toFixed(1)),
@@ -233,7 +252,7 @@ interface Session {
   api(method: string, path: string, body?: unknown): Promise<Record<string, unknown>>;
   id: string;
   workDir: string;
-  meeting: ReturnType<typeof fixture.createMeeting>;
+  meeting: RemoteMeeting;
   /** Epoch ms of every burst's onset in the meeting so far. */
   onsets(): Promise<number[]>;
   stop(): Promise<void>;
@@ -257,13 +276,13 @@ async function startSession(mic: boolean, source: Source): Promise<Session> {
   };
   // The server's speaker: a burst a period for longer than any run, from the admission on.
   const period = (ON_MS + OFF_MS) / 1000;
-  const speak = Array.from({ length: 600 }, (_, i): [number, number] => [1 + i * period, 1 + i * period + ON_MS / 1000]);
+  const speak = Array.from({ length: 3600 }, (_, i): [number, number] => [1 + i * period, 1 + i * period + ON_MS / 1000]);
   const meeting =
     source === "page"
-      ? fixture.createMeeting({ lobby: false, tone: { frequency: 440, burst: { onMs: ON_MS, offMs: OFF_MS } } })
-      : fixture.createMeeting({ lobby: false, people: [{ name: "Speaker", frequency: 440, speak }] });
+      ? await fixture.createMeeting({ lobby: false, tone: { frequency: 440, burst: { onMs: ON_MS, offMs: OFF_MS } } })
+      : await fixture.createMeeting({ lobby: false, people: [{ name: "Speaker", frequency: 440, speak }] });
   const onsets = async () => {
-    if (source === "page") return meeting.state().toneOnsets;
+    if (source === "page") return (await meeting.state()).toneOnsets;
     const log = await fetch(`${fixture.url}/_fixture/meetings/${meeting.id}/people/log`).then(async (r) => (await r.json()) as { log: { speech: { start: number }[] } });
     return log.log.speech.map((t) => t.start);
   };
@@ -348,11 +367,11 @@ async function latency(s: Session): Promise<Record<string, unknown>> {
   const direct20 = STAGES ? directTap(s.workDir, 20) : null;
   const since = Date.now();
   const total = (BURSTS + 2) * (ON_MS + OFF_MS);
-  const media0 = s.meeting.state().media;
+  const media0 = (await s.meeting.state()).media;
   await sleep(total / 2);
   const pulse = await pulseLatencies(s.workDir);
   await sleep(total / 2);
-  const media1 = s.meeting.state().media;
+  const media1 = (await s.meeting.state()).media;
   direct5?.stop();
   direct20?.stop();
   const heardBy = (r: Received, rate: number, channels: number) => {
@@ -419,8 +438,8 @@ function browserDelays(a: MediaStats | null, b: MediaStats | null): Record<strin
 /**
  * CPU with 0, 1 and 4 listeners in session `s` (see the head of this file), after one listener
  * has come and gone (the relays' compiled code, the consumer's: measured, it would count start-up
- * as a listener's steady cost). In BENCH_CPU_ROUNDS rounds, each measuring every case right after
- * a window with no listener: what a case adds is its window minus that one, so the machine's
+ * as a listener's steady cost). In BENCH_CPU_ROUNDS rounds, each measuring every case between two
+ * windows with no listener: what a case adds is its window minus their mean, so the machine's
  * drift over minutes (a shared box) cancels; each figure is the median over the rounds.
  */
 async function listenerCpu(s: Session): Promise<Record<string, unknown>> {
@@ -444,13 +463,17 @@ async function listenerCpu(s: Session): Promise<Record<string, unknown>> {
   if (process.env.BENCH_CPU_CASES === "one") for (const k of Object.keys(cases)) if (k !== "one_16k_mono") delete cases[k];
   await slot(cases.one_16k_mono!);
   const added: Record<string, Record<string, number>[]> = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
-  const idle: Record<string, number>[] = [];
+  // Each case's window is set against the mean of the windows without listeners on either side of
+  // it: the machine's drift over the minute (a shared box) cancels to first order.
+  let before = await cpu(s.workDir);
+  const idle: Record<string, number>[] = [before];
   for (let r = 0; r < CPU_ROUNDS; r++) {
     for (const [name, formats] of Object.entries(cases)) {
-      const without = await cpu(s.workDir);
       const withIt = await slot(formats);
-      idle.push(without);
-      added[name]!.push(Object.fromEntries(Object.keys(withIt).map((k) => [k, (withIt[k] ?? 0) - (without[k] ?? 0)])));
+      const after = await cpu(s.workDir);
+      idle.push(after);
+      added[name]!.push(Object.fromEntries(Object.keys(withIt).map((k) => [k, (withIt[k] ?? 0) - ((before[k] ?? 0) + (after[k] ?? 0)) / 2])));
+      before = after;
     }
   }
   const medianOf = (rows: Record<string, number>[]) =>
@@ -462,6 +485,8 @@ async function listenerCpu(s: Session): Promise<Record<string, unknown>> {
     no_listener: medianOf(idle),
     added_by: addedMedian,
     added_total_each_round: Object.fromEntries(Object.entries(added).map(([k, rows]) => [k, rows.map((r) => round2(r.total ?? 0))])),
+    // The rounds' mean and its standard error: how far the median above can be trusted.
+    added_total_mean: Object.fromEntries(Object.entries(added).map(([k, rows]) => [k, meanAndError(rows.map((r) => r.total ?? 0))])),
     per_listener: { one: total("one_16k_mono"), four_same: round2(total("four_16k_mono") / 4), four_mixed: round2(total("four_mixed_8k1_16k1_24k1_48k2") / 4), target: 1 },
     // The first listener carries what any listener needs (the page's copies, the decoding, the
     // check against the sink): each one after it costs only its own conversion and socket.
@@ -479,8 +504,8 @@ try {
     for (const source of SOURCES) {
       const s = await startSession(mic === "on", source);
       latencies[`from_${source}`] = await latency(s);
-      // The page's session, whose bursts keep the tap busy as a meeting would.
-      if (WITH_CPU && source === "page") cpuFigures[`mic_playback_${mic}`] = await listenerCpu(s);
+      // One source's session, whose bursts keep the tap busy as a meeting would.
+      if (WITH_CPU && source === CPU_SOURCE) cpuFigures[`mic_playback_${mic}`] = await listenerCpu(s);
       await s.stop();
     }
   }
@@ -493,6 +518,7 @@ try {
     // unless BENCH_TAP and BENCH_TAP_MS say.
     tap: { mic_playback_off: tapUsed(false), mic_playback_on: tapUsed(true) },
     settle_ms: SETTLE_MS,
+    cpu_source: WITH_CPU ? CPU_SOURCE : null,
     listen_low_latency: LOW_LATENCY,
   }, null, 2));
 } finally {
