@@ -50,19 +50,21 @@ export const PAGE_TAP_REPORT_BINDING = "__toaListenTapReport";
 export const PAGE_TAP_SEND_MS = 20;
 export const PAGE_TAP_HOLD_SLACK_MS = 8;
 /**
- * Frames to a message on the encoded path: two (40 ms of a receiver's audio). A message crossing
- * from one process to the next (the page's Worker, the browser's network service, the worker, the
- * control plane, the consumer: each wakes the next) costs about the same whatever it holds, but
- * fuller messages did not make the first listener measurably cheaper (`make bench-listen`,
- * BENCH_CPU_CASES=one, 6 rounds each, 2026-11-28, load 0.5-1.5: 2.8 and 4.6 % of a core for 3
- * frames, 4.0 for 5), while a listener's frames come in bursts of as many and the frame holding an
- * onset waits for its message to fill (`BENCH_MIC=off BENCH_SOURCE=server BENCH_CPU=0 make
- * bench-listen`, 40 bursts, load 1.0-1.3, for 2 / 3 / 5 frames: latency median 43.8 / 49.1 / 68.5
- * ms, p95 56.3 / 71.7 / 111.3; time between arrivals p99 52.7 / 68.7 / 108.5 ms, longest 125 /
- * 146 / 188). With three, a listener's tone also broke every 5-10 s while the machine was loaded
- * (audio.test.ts beside a busy loop: three runs of three, none of two; cause not found).
+ * Frames to a message on the encoded path: four (80 ms of a receiver's audio). A message crossing
+ * from one process to the next (the page's Worker, its carrier, the browser's network service,
+ * the worker, the control plane, the consumer: each wakes the next) costs about the same whatever
+ * it holds, and frames from a media server come one every 20 ms, so the message count is most of
+ * a listener's cost. `BENCH_ENCODED_BATCH=4|2 BENCH_SOURCE=server BENCH_MIC=off BENCH_CPU_CASES=one
+ * BENCH_CPU_ROUNDS=6 BENCH_CPU_SECONDS=10 make bench-listen`, 2026-11-29, load 0.3-0.5: the first
+ * listener 1.40 ± 0.37 % of a core with four, 3.31 ± 0.25 with two (the same pair's other runs:
+ * 1.11 and 2.63 against 2.68-3.13), every process's part lower (the worker 0.65 against 1.0, the
+ * browser 0.9 against 1.8, the control plane 0.15 against 0.65); latency from the media server
+ * 65 / 91 ms (median / p95) against 30 / 54, frames at most 95 ms apart against 70. Three did
+ * not measurably save (2.78 and 2.92). The frame holding an onset waits for its message to fill:
+ * the latency target (median 150, p95 250 ms) leaves room for that, and a consumer still gets
+ * every 20 ms frame, four at a time.
  */
-export const ENCODED_BATCH = 2;
+export const ENCODED_BATCH = 4;
 
 /** PAGE_TAP_SEND_MS unless TOAMAISUTAA_LISTEN_SEND_MSEC says otherwise (`make bench-listen*`: BENCH_SEND_MS). */
 export function pageTapSendMs(env: NodeJS.ProcessEnv = process.env): number {
