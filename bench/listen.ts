@@ -30,7 +30,8 @@
  *    pull its audio more often), the worker's parecs (taps and the sink pacer; the session's
  *    silence watcher's parec counts here too, in every row), PulseAudio, this process (the
  *    control plane), and apart, not in the totals: the consumers (bench/listen-consumer.ts, the
- *    client's cost) and the Teams fixture (bench/fixture-process.ts, "Teams"' cost), after one listener has come and gone (warm-up, not counted).
+ *    client's cost) and the Teams fixture (bench/fixture-process.ts, what Teams itself costs),
+ *    after one listener has come and gone (warm-up, not counted).
  *    Per listener = service total with N minus with 0, over N; target under 1% of a core. Each
  *    after the first = (total with 4 - total with 1) / 3: what one more listener adds. Over
  *    BENCH_CPU_ROUNDS rounds (default 3; BENCH_CPU_CASES=one: only the first listener), each
