@@ -71,13 +71,18 @@ export function startS3rverProcess(port: number, directory: string, bucket: stri
   ]);
 }
 
+const STOP_GRACE_MS = 30_000;
+
 async function startProcess(port: number, command: string, args: string[]): Promise<RunningEmulator> {
   const child = spawn(command, args, { detached: true, stdio: "ignore" });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const stop = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     if (child.pid !== undefined) process.kill(-child.pid, "SIGTERM");
-    const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, "SIGKILL"), 5_000);
+    // Azurite saves its containers to `location` only as it closes (or every 5 s): a SIGKILL before
+    // that loses a container the test created, and a "store back after an outage" then answers
+    // ContainerNotFound. Closing can take seconds on a loaded machine, so the kill waits long.
+    const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, "SIGKILL"), STOP_GRACE_MS);
     await exited;
     clearTimeout(timer);
   };
