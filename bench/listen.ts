@@ -34,7 +34,8 @@
  *    after one listener has come and gone (warm-up, not counted).
  *    Per listener = service total with N minus with 0, over N; target under 1% of a core. Each
  *    after the first = (total with 4 - total with 1) / 3: what one more listener adds. Over
- *    BENCH_CPU_ROUNDS rounds (default 3; BENCH_CPU_CASES=one: only the first listener), each
+ *    BENCH_CPU_ROUNDS rounds (default 3; BENCH_CPU_CASES=one|mixed: only the first listener, or
+ *    only the four formats), each
  *    case's window against the windows without listeners on either side of it; medians of what
  *    each case added, and their mean ± standard error (listenerCpu). In the server's session
  *    unless BENCH_CPU_SOURCE=page.
@@ -48,7 +49,9 @@
  * CPU figures; BENCH_TAP=page|sink picks the tap whatever the mic; BENCH_PACE_MS sets the sink's
  * block while the page tap serves (worker/listen/sink-pacer.ts); BENCH_TAP_MS sets the sink
  * tap's PulseAudio fragment (worker/listen/capture.ts); BENCH_SEND_MS the page tap's piece
- * (worker/listen/page-tap/page-script.ts).
+ * (worker/listen/page-tap/page-script.ts); BENCH_ENCODED_BATCH its frames to a message;
+ * BENCH_SPREAD_FRAMES the most frames the control plane sends on at once (control/bot/listen/
+ * spreader.ts; 64: bursts as they come).
  * Also the `uptime` load: the machine is shared, read figures against it. Asserts nothing.
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
@@ -91,6 +94,8 @@ if (process.env.BENCH_PACE_MS) process.env.TOAMAISUTAA_LISTEN_PACE_MSEC = proces
 if (process.env.BENCH_ENCODED_BATCH) process.env.TOAMAISUTAA_LISTEN_ENCODED_BATCH = process.env.BENCH_ENCODED_BATCH;
 if (process.env.BENCH_ENCODED) process.env.TOAMAISUTAA_LISTEN_ENCODED = process.env.BENCH_ENCODED;
 if (process.env.BENCH_SEND_MS) process.env.TOAMAISUTAA_LISTEN_SEND_MSEC = process.env.BENCH_SEND_MS;
+// The control plane's spreading of the worker's bursts (control/bot/listen/spreader.ts).
+if (process.env.BENCH_SPREAD_FRAMES) process.env.TOAMAISUTAA_LISTEN_SPREAD_FRAMES = process.env.BENCH_SPREAD_FRAMES;
 /** BENCH_SOURCE=page|server: only that source of the bursts (default both). */
 const SOURCES: Source[] = process.env.BENCH_SOURCE === "page" ? ["page"] : process.env.BENCH_SOURCE === "server" ? ["server"] : ["page", "server"];
 /**
@@ -372,6 +377,9 @@ async function latency(s: Session): Promise<Record<string, unknown>> {
   await sleep(total / 2);
   const pulse = await pulseLatencies(s.workDir);
   await sleep(total / 2);
+  // Frames keep coming while this process works out the onsets below, which holds up its own
+  // event loop (the arrivals it stamps late would count as gaps): the window ends here.
+  const windowEnd = Date.now();
   const media1 = (await s.meeting.state()).media;
   direct5?.stop();
   direct20?.stop();
@@ -405,7 +413,7 @@ async function latency(s: Session): Promise<Record<string, unknown>> {
   return {
     to_listener: { ...stats(at.listener_16k1), missed, each: at.listener_16k1.map((x) => Math.round(x)) },
     // How evenly frames arrive: the encoded path sends ENCODED_BATCH frames a message.
-    arrival_gaps_ms: arrivalGaps(l16.arrivals),
+    arrival_gaps_ms: arrivalGaps(l16.arrivals.filter((t) => t < windowEnd)),
     stages_from_onset: Object.fromEntries(Object.entries(at).map(([k, xs]) => [k, stats(xs)])),
     stage_shares_per_burst: Object.fromEntries(Object.entries(shares).map(([k, xs]) => [k, stats(xs)])),
     in_browser: browserDelays(media0, media1),
@@ -413,10 +421,17 @@ async function latency(s: Session): Promise<Record<string, unknown>> {
   };
 }
 
-/** The times between frames' arrivals at a listener: median, p99 and the longest. */
-function arrivalGaps(arrivals: number[]): Record<string, number> {
+/**
+ * The times between frames' arrivals at a listener: median, p99, the longest, and the five
+ * longest with when each ended (ms after the first frame), to tell a start-up stall from a hiccup.
+ */
+function arrivalGaps(arrivals: number[]): Record<string, unknown> {
   const gaps = arrivals.slice(1).map((t, i) => t - (arrivals[i] ?? t));
-  return { median: Number(quantile(gaps, 0.5)?.toFixed(1)), p99: Number(quantile(gaps, 0.99)?.toFixed(1)), max: Number(Math.max(...gaps).toFixed(1)) };
+  const longest = gaps
+    .map((gap, i) => ({ gap: Number(gap.toFixed(1)), at: Math.round((arrivals[i + 1] ?? 0) - (arrivals[0] ?? 0)) }))
+    .sort((a, b) => b.gap - a.gap)
+    .slice(0, 5);
+  return { median: Number(quantile(gaps, 0.5)?.toFixed(1)), p99: Number(quantile(gaps, 0.99)?.toFixed(1)), max: Number(Math.max(...gaps).toFixed(1)), longest };
 }
 
 /**
@@ -460,9 +475,10 @@ async function listenerCpu(s: Session): Promise<Record<string, unknown>> {
     four_16k_mono: [[16_000, 1], [16_000, 1], [16_000, 1], [16_000, 1]],
     four_mixed_8k1_16k1_24k1_48k2: [[8000, 1], [16_000, 1], [24_000, 1], [48_000, 2]],
   };
-  // BENCH_CPU_CASES=one: the first listener only (quicker A/B rounds).
-  if (process.env.BENCH_CPU_CASES === "one") for (const k of Object.keys(cases)) if (k !== "one_16k_mono") delete cases[k];
-  await slot(cases.one_16k_mono!);
+  // BENCH_CPU_CASES=one: the first listener only (quicker A/B rounds); =mixed: the four formats only.
+  const only = { one: "one_16k_mono", mixed: "four_mixed_8k1_16k1_24k1_48k2" }[process.env.BENCH_CPU_CASES ?? ""];
+  if (only) for (const k of Object.keys(cases)) if (k !== only) delete cases[k];
+  await slot([[16_000, 1]]);
   const added: Record<string, Record<string, number>[]> = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
   // Each case's window is set against the mean of the windows without listeners on either side of
   // it: the machine's drift over the minute (a shared box) cancels to first order.

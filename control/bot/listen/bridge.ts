@@ -107,6 +107,7 @@ export function bridgeListener(options: BridgeOptions): void {
         if (frame.kind === FRAME_KIND.event) pacer.text(frame.payload.toString("utf8"));
         else {
           const notice = parseEnd(frame.payload);
+          options.taps.flush(listener.socketPath, listener.format);
           pacer.flush();
           return close(notice.code, notice.reason);
         }

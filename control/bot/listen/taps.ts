@@ -2,17 +2,19 @@
  * The control plane's end of the worker's audio streams (shared/listen/wire.ts, `audio`): one
  * connection per session and format while anyone listens in it, whose raw PCM (written by the
  * worker's tap process straight into the socket) is cut here into 20 ms frames for every
- * listener of that format. The socket is always read at once, so no listener can hold up the
- * tap, the others or the recording; the last listener leaving closes it, which ends the tap.
+ * listener of that format, a burst spread over time (spreader.ts). The socket is always read at
+ * once, so no listener can hold up the tap, the others or the recording; the last listener
+ * leaving closes it, which ends the tap.
  */
 import type { Socket } from "node:net";
 import { PcmFramer } from "../../../shared/listen/framer.ts";
 import { formatKey, frameBytes, type ListenFormat } from "../../../shared/listen/protocol.ts";
 import type { AudioHello } from "../../../shared/listen/wire.ts";
 import { connectWorkerSocket } from "../worker-socket.ts";
+import { FrameSpreader } from "./spreader.ts";
 
 export interface TapSubscriber {
-  /** The 20 ms frames one chunk of audio completed (often one or two, sometimes none). */
+  /** The next 20 ms frames of the stream (one to a few at a time, never none). */
   frames(frames: Buffer[]): void;
   /** The stream ended (the tap stopped, the session is ending, or the worker went away). */
   ended(): void;
@@ -23,8 +25,11 @@ interface Stream {
   /** Settles once the worker's socket is connected and the hello sent. */
   ready: Promise<void>;
   socket: Socket | null;
+  spreader: FrameSpreader | null;
   closed: boolean;
 }
+
+const streamKey = (socketPath: string, format: ListenFormat): string => `${socketPath}\0${formatKey(format)}`;
 
 export class ListenTaps {
   readonly #streams = new Map<string, Stream>();
@@ -35,7 +40,7 @@ export class ListenTaps {
    * stream has already ended.
    */
   async subscribe(socketPath: string, format: ListenFormat, subscriber: TapSubscriber): Promise<() => void> {
-    const key = `${socketPath}\0${formatKey(format)}`;
+    const key = streamKey(socketPath, format);
     const stream = this.#streams.get(key) ?? this.#open(key, socketPath, format);
     stream.subscribers.add(subscriber);
     try {
@@ -51,8 +56,16 @@ export class ListenTaps {
     };
   }
 
+  /**
+   * Sends on at once what the stream of `format` holds back (the session ended: its last audio
+   * goes before the close frame, not after it, lost).
+   */
+  flush(socketPath: string, format: ListenFormat): void {
+    this.#streams.get(streamKey(socketPath, format))?.spreader?.flush();
+  }
+
   #open(key: string, socketPath: string, format: ListenFormat): Stream {
-    const stream: Stream = { subscribers: new Set(), ready: Promise.resolve(), socket: null, closed: false };
+    const stream: Stream = { subscribers: new Set(), ready: Promise.resolve(), socket: null, spreader: null, closed: false };
     this.#streams.set(key, stream);
     stream.ready = connectWorkerSocket(socketPath).then(
       (socket) => this.#attach(key, stream, format, socket),
@@ -70,10 +83,11 @@ export class ListenTaps {
     stream.socket = socket;
     if (stream.closed) return void socket.destroy();
     const framer = new PcmFramer(frameBytes(format));
-    socket.on("data", (chunk: Buffer) => {
-      const frames = framer.push(chunk);
-      if (frames.length > 0) for (const s of stream.subscribers) s.frames(frames);
+    const spreader = new FrameSpreader((frames) => {
+      for (const s of stream.subscribers) s.frames(frames);
     });
+    stream.spreader = spreader;
+    socket.on("data", (chunk: Buffer) => spreader.push(framer.push(chunk)));
     socket.on("error", () => socket.destroy());
     socket.once("close", () => this.#end(key, stream));
     const hello: AudioHello = { stream: "audio", sample_rate: format.sampleRate, channels: format.channels };
@@ -86,6 +100,8 @@ export class ListenTaps {
     stream.closed = true;
     if (this.#streams.get(key) === stream) this.#streams.delete(key);
     stream.socket?.destroy();
+    // The stream's last audio reaches whoever still listens before they hear it ended.
+    stream.spreader?.flush();
     const subscribers = [...stream.subscribers];
     stream.subscribers.clear();
     for (const s of subscribers) s.ended();
