@@ -62,7 +62,7 @@ export const PAGE_TAP_HOLD_SLACK_MS = 8;
  * 65 / 91 ms (median / p95) against 30 / 54, frames at most 95 ms apart against 70. Three did
  * not measurably save (2.78 and 2.92). The frame holding an onset waits for its message to fill:
  * the latency target (median 150, p95 250 ms) leaves room for that, and a consumer still gets
- * every 20 ms frame, four at a time.
+ * every 20 ms frame, two at a time, 40 ms apart (control/bot/listen/spreader.ts).
  */
 export const ENCODED_BATCH = 4;
 
