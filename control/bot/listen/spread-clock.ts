@@ -61,10 +61,12 @@ export class SpreadClock {
     const ready: Due[] = [];
     let next = Number.POSITIVE_INFINITY;
     for (const [item, at] of this.#due) {
-      if (at <= horizon) ready.push(item);
-      else next = Math.min(next, at);
+      if (at > horizon) next = Math.min(next, at);
+      else {
+        ready.push(item);
+        this.#due.delete(item);
+      }
     }
-    for (const item of ready) this.#due.delete(item);
     if (next < Number.POSITIVE_INFINITY) this.#arm(next);
     for (const item of ready) item.flush();
   }

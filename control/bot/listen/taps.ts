@@ -25,7 +25,7 @@ interface Stream {
   /** Settles once the worker's socket is connected and the hello sent. */
   ready: Promise<void>;
   socket: Socket | null;
-  spreader: FrameSpreader | null;
+  readonly spreader: FrameSpreader;
   closed: boolean;
 }
 
@@ -61,11 +61,15 @@ export class ListenTaps {
    * goes before the close frame, not after it, lost).
    */
   flush(socketPath: string, format: ListenFormat): void {
-    this.#streams.get(streamKey(socketPath, format))?.spreader?.flush();
+    this.#streams.get(streamKey(socketPath, format))?.spreader.flush();
   }
 
   #open(key: string, socketPath: string, format: ListenFormat): Stream {
-    const stream: Stream = { subscribers: new Set(), ready: Promise.resolve(), socket: null, spreader: null, closed: false };
+    const subscribers = new Set<TapSubscriber>();
+    const spreader = new FrameSpreader((frames) => {
+      for (const s of subscribers) s.frames(frames);
+    });
+    const stream: Stream = { subscribers, ready: Promise.resolve(), socket: null, spreader, closed: false };
     this.#streams.set(key, stream);
     stream.ready = connectWorkerSocket(socketPath).then(
       (socket) => this.#attach(key, stream, format, socket),
@@ -83,11 +87,7 @@ export class ListenTaps {
     stream.socket = socket;
     if (stream.closed) return void socket.destroy();
     const framer = new PcmFramer(frameBytes(format));
-    const spreader = new FrameSpreader((frames) => {
-      for (const s of stream.subscribers) s.frames(frames);
-    });
-    stream.spreader = spreader;
-    socket.on("data", (chunk: Buffer) => spreader.push(framer.push(chunk)));
+    socket.on("data", (chunk: Buffer) => stream.spreader.push(framer.push(chunk)));
     socket.on("error", () => socket.destroy());
     socket.once("close", () => this.#end(key, stream));
     const hello: AudioHello = { stream: "audio", sample_rate: format.sampleRate, channels: format.channels };
@@ -101,7 +101,7 @@ export class ListenTaps {
     if (this.#streams.get(key) === stream) this.#streams.delete(key);
     stream.socket?.destroy();
     // The stream's last audio reaches whoever still listens before they hear it ended.
-    stream.spreader?.flush();
+    stream.spreader.flush();
     const subscribers = [...stream.subscribers];
     stream.subscribers.clear();
     for (const s of subscribers) s.ended();
