@@ -7,7 +7,9 @@
  * path does (worker/listen/page-tap/encoded-script.ts). The bot's own browser (launchBrowser, its
  * flags and PulseAudio), one page sending BENCH_BYTES (330) bytes every BENCH_EVERY_MS (40) ms to a
  * WebSocket server in this process; BENCH_ROUNDS (3) rounds of BENCH_SECONDS (20) s per mode,
- * alternating. Prints JSON: % of one core, of the browser's processes (all, and by kind: its main
+ * alternating. BENCH_MODES (`worker,carrier`) may add `quiet`: the carrier's page whose Worker
+ * wakes as often and sends nothing, so that `carrier` less `quiet` is what carrying the messages
+ * out of the page costs the browser (the page tap's transform is awake for every frame anyway). Prints JSON: % of one core, of the browser's processes (all, and by kind: its main
  * process, renderers...) and of this process (which also reads the messages, the same in both
  * modes), medians and every round. Asserts nothing.
  */
@@ -28,7 +30,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const BYTES = Number(process.env.BENCH_BYTES ?? 330);
 const EVERY_MS = Number(process.env.BENCH_EVERY_MS ?? 40);
-type Mode = "worker" | "carrier";
+/** `quiet`: the carrier's page whose Worker wakes as often but sends nothing (what sending adds, without the Worker's own timer). */
+type Mode = "worker" | "carrier" | "quiet";
+const MODES = (process.env.BENCH_MODES ?? "worker,carrier").split(",").filter((m): m is Mode => m === "worker" || m === "carrier" || m === "quiet");
 
 /** The page: a Worker sending on its own WebSocket, or through a SharedWorker's. */
 const page = (mode: Mode, wsUrl: string): string => {
@@ -36,12 +40,14 @@ const page = (mode: Mode, wsUrl: string): string => {
   const worker =
     mode === "worker"
       ? `const ws = new WebSocket(${JSON.stringify(wsUrl)}); ws.onopen = () => setInterval(() => { ${send} ws.send(b); }, ${EVERY_MS});`
-      : `onmessage = (m) => { const port = m.data; setInterval(() => { ${send} port.postMessage(b.buffer, [b.buffer]); }, ${EVERY_MS}); };`;
+      : mode === "carrier"
+        ? `onmessage = (m) => { const port = m.data; setInterval(() => { ${send} port.postMessage(b.buffer, [b.buffer]); }, ${EVERY_MS}); };`
+        : `onmessage = () => { setInterval(() => { ${send} }, ${EVERY_MS}); };`;
   const carrier = `onconnect = (e) => { const port = e.ports[0]; const ws = new WebSocket(${JSON.stringify(wsUrl)}); port.onmessage = (m) => { if (ws.readyState === 1) ws.send(m.data); }; };`;
   const blob = (src: string) => `URL.createObjectURL(new Blob([${JSON.stringify(src)}], { type: "text/javascript" }))`;
   return `<!doctype html><script>
     const w = new Worker(${blob(worker)});
-    ${mode === "carrier" ? `const s = new SharedWorker(${blob(carrier)}); w.postMessage(s.port, [s.port]);` : ""}
+    ${mode !== "worker" ? `const s = new SharedWorker(${blob(carrier)}); w.postMessage(s.port, [s.port]);` : ""}
   </script>`;
 };
 
@@ -72,9 +78,9 @@ new WebSocketServer({ server, perMessageDeflate: false }).on("connection", (ws) 
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
 
-const rounds: Record<Mode, Array<{ browser: number; node: number; messages: number; [kind: string]: number }>> = { worker: [], carrier: [] };
+const rounds = Object.fromEntries(MODES.map((m) => [m, []])) as unknown as Record<Mode, Array<{ browser: number; node: number; messages: number; [kind: string]: number }>>;
 for (let round = 0; round < ROUNDS; round++) {
-  for (const m of ["worker", "carrier"] as const) {
+  for (const m of MODES) {
     mode = m;
     const tab = await browser.page.context().newPage();
     await tab.goto(url);
@@ -94,7 +100,7 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const summary = Object.fromEntries(
-  (Object.keys(rounds) as Mode[]).map((m) => [m, { browser: median(rounds[m].map((r) => r.browser)), node: median(rounds[m].map((r) => r.node)), rounds: rounds[m] }]),
+  MODES.map((m) => [m, { browser: median(rounds[m].map((r) => r.browser)), node: median(rounds[m].map((r) => r.node)), rounds: rounds[m] }]),
 );
 console.log(JSON.stringify({ percent_of_core: summary, seconds: SECONDS, every_ms: EVERY_MS, bytes: BYTES, load: readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ") }, null, 2));
 server.closeAllConnections();
