@@ -64,16 +64,27 @@ describe("page tap resampler", () => {
     assert.ok(aliased < reference * 1e-6, `alias at ${(10 * Math.log10(aliased / reference)).toFixed(1)} dB`);
   });
 
-  test("chunks of any size give the same samples as one push (stereo)", () => {
-    const input = tone(1000, 48_000, 0.5, 0.4, 2);
-    const whole = new Resampler(48_000, 16_000, 2).push(input);
-    const r = new Resampler(48_000, 16_000, 2);
-    const parts: Float32Array[] = [];
-    for (let at = 0, step = 1; at < input.length / 2; at += step, step = (step * 7) % 997 + 1) parts.push(r.push(input.subarray(at * 2, Math.min(input.length, (at + step) * 2))));
-    const chunked = concat(parts);
-    assert.equal(chunked.length, whole.length);
-    for (let i = 0; i < whole.length; i++) assert.ok(Math.abs((chunked[i] ?? 0) - (whole[i] ?? 0)) < 1e-5, `sample ${i}`);
-  });
+  for (const [inRate, outRate, channels] of [[48_000, 16_000, 2], [8000, 48_000, 2], [8000, 16_000, 1], [48_000, 24_000, 1], [16_000, 8000, 3]] as const) {
+    test(`chunks of any size give the same samples as one push (${inRate} → ${outRate}, ${channels} channel(s))`, () => {
+      // Each channel its own level and frequency, so that channels mixed up would show.
+      const input = tone(1000, inRate, 0.5, 0.4, channels);
+      for (let i = 0; i < input.length; i++) input[i] = input[i]! * (1 - 0.3 * (i % channels)) + (i % channels) * 0.1 * Math.sin(i / 50);
+      const whole = new Resampler(inRate, outRate, channels).push(input);
+      for (let c = 0; c < channels; c++) {
+        const alone = new Resampler(inRate, outRate, 1).push(input.filter((_, i) => i % channels === c));
+        assert.equal(alone.length * channels, whole.length);
+        for (let i = 0; i < alone.length; i++) assert.ok(Math.abs(alone[i]! - whole[i * channels + c]!) < 1e-5, `channel ${c} sample ${i}`);
+      }
+      const r = new Resampler(inRate, outRate, channels);
+      const parts: Float32Array[] = [];
+      const frames = input.length / channels;
+      for (let at = 0, step = 1; at < frames; at += step, step = (step * 7) % 997 + 1) parts.push(r.push(input.subarray(at * channels, Math.min(input.length, (at + step) * channels))));
+      const chunked = concat(parts);
+      assert.ok(whole.length > 0);
+      assert.equal(chunked.length, whole.length);
+      for (let i = 0; i < whole.length; i++) assert.ok(Math.abs((chunked[i] ?? 0) - (whole[i] ?? 0)) < 1e-5, `sample ${i}`);
+    });
+  }
 });
 
 describe("page tap mixer", () => {
