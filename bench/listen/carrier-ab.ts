@@ -9,8 +9,9 @@
  * WebSocket server in this process; BENCH_ROUNDS (3) rounds of BENCH_SECONDS (20) s per mode,
  * alternating. BENCH_MODES (`worker,carrier`) may add `quiet`: the carrier's page whose Worker
  * wakes as often and sends nothing, so that `carrier` less `quiet` is what carrying the messages
- * out of the page costs the browser (the page tap's transform is awake for every frame anyway). Prints JSON: % of one core, of the browser's processes (all, and by kind: its main
- * process, renderers...) and of this process (which also reads the messages, the same in both
+ * out of the page costs the browser (the page tap's transform is awake for every frame anyway).
+ * Prints JSON: % of one core, of the browser's processes (all, and by kind: its main process,
+ * renderers...) and of this process (which also reads the messages, the same in both sending
  * modes), medians and every round. Asserts nothing.
  */
 import { readFileSync } from "node:fs";

@@ -33,7 +33,7 @@ export class Resampler {
    */
   #work: Float32Array;
   #historyFrames: number;
-  /** The next output's position, in 1/up input samples, from the start of `#history`'s window. */
+  /** The next output's position, in 1/up input samples, from the start of `#work`. */
   #phase = 0;
 
   constructor(inRate: number, outRate: number, channels: number) {
@@ -78,7 +78,7 @@ export class Resampler {
     const inFrames = input.length / ch;
     const total = this.#historyFrames + inFrames;
     // The history and the input side by side, in a buffer kept from push to push (a 20 ms push
-    // made two arrays and copied the history out again each time: half the cost at 8 → 16 kHz).
+    // made two arrays and copied the history out again: a third of the cost at 8 → 16 kHz).
     if (this.#work.length < total * ch) {
       const grown = new Float32Array(total * ch * 2);
       grown.set(this.#work.subarray(0, this.#historyFrames * ch));
