@@ -16,7 +16,7 @@
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { connect, createServer, type Server, type Socket } from "node:net";
+import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -29,9 +29,13 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const TRANSPORT = process.env.BENCH_TRANSPORT === "tcp" ? "tcp" : "unix";
 
+/** `listen`: a unix socket's path, "tcp" for an ephemeral loopback port, or null (the source). */
 type Command = { listen: string | null; forwardTo: string | null } | { send: boolean };
 
-/** A chain member: listens for its upstream (unless it is the source), forwards to its downstream (unless it is the sink). */
+/**
+ * A chain member: listens for its upstream (unless it is the source) and answers with where it
+ * listens, forwards to its downstream (unless it is the sink).
+ */
 function member(): void {
   let out: Socket | null = null;
   let timer: NodeJS.Timeout | null = null;
@@ -43,15 +47,16 @@ function member(): void {
       timer = c.send ? setInterval(() => out?.write(payload), EVERY_MS) : null;
       return;
     }
-    const ready = () => process.send?.("ready");
-    const listen = (then: () => void) => {
-      if (!c.listen) return then();
+    const listen = (then: (at: string | null) => void) => {
+      if (!c.listen) return then(null);
       const server: Server = createServer((s) => s.on("data", (chunk: Buffer) => out?.write(chunk)));
-      server.listen(c.listen.startsWith("/") ? c.listen : { host: "127.0.0.1", port: Number(c.listen) }, then);
+      const at = c.listen;
+      if (at.startsWith("/")) server.listen(at, () => then(at));
+      else server.listen(0, "127.0.0.1", () => then(String((server.address() as AddressInfo).port)));
     };
-    listen(() => {
-      if (!c.forwardTo) return ready();
-      out = connect(address(c.forwardTo), ready);
+    listen((at) => {
+      if (!c.forwardTo) return void process.send?.(at);
+      out = connect(address(c.forwardTo), () => process.send?.(at));
       out.setNoDelay(true);
     });
   });
@@ -62,23 +67,22 @@ else await main();
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "relay-cost-"));
-  // Addresses from the sink back to the source: each member listens on its own and forwards to the next's.
-  const addresses = Array.from({ length: RELAYS + 1 }, (_, i) => (TRANSPORT === "unix" ? join(dir, `m${i}.sock`) : String(47100 + i)));
   const roles = ["source", ...Array.from({ length: RELAYS }, (_, i) => `relay ${i + 1}`), "sink"];
   const members: ChildProcess[] = roles.map(() => fork(new URL(import.meta.url).pathname, ["member"], { execArgv: process.execArgv }));
-  const tell = (m: ChildProcess, c: Command) =>
-    new Promise<void>((resolve) => {
-      if ("send" in c) return void (m.send(c), resolve());
-      m.once("message", () => resolve());
+  const setUp = (m: ChildProcess, c: Command) =>
+    new Promise<string | null>((resolve) => {
+      m.once("message", (at: string | null) => resolve(at));
       m.send(c);
     });
-  // The sink first, so every member's downstream is listening when it connects.
+  // From the sink back to the source, so that every member's downstream listens when it connects.
+  let downstream: string | null = null;
   for (let i = members.length - 1; i >= 0; i--) {
-    await tell(members[i]!, { listen: i === 0 ? null : addresses[i - 1]!, forwardTo: i === members.length - 1 ? null : addresses[i]! });
+    const listen = i === 0 ? null : TRANSPORT === "unix" ? join(dir, `m${i}.sock`) : "tcp";
+    downstream = await setUp(members[i]!, { listen, forwardTo: downstream });
   }
 
   const window = async (sending: boolean): Promise<number[]> => {
-    await tell(members[0]!, { send: sending });
+    members[0]!.send({ send: sending } satisfies Command);
     await sleep(1000);
     const before = await Promise.all(members.map(async (m) => (await cpuTicks(m.pid!)) ?? 0));
     const started = performance.now();
