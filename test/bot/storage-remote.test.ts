@@ -17,7 +17,7 @@ import { GetObjectCommand, HeadObjectCommand, S3Client } from "@aws-sdk/client-s
 import { sessionPaths } from "../../control/bot/paths.ts";
 import type { StorageConfig } from "../../control/storage/index.ts";
 import type { TestApp } from "../harness/app.ts";
-import { azuriteConnectionString, freePort, S3RVER_KEY, startAzurite, startS3rver, type RunningEmulator } from "../storage/emulators.ts";
+import { azuriteConnectionString, freePort, outageProxy, S3RVER_KEY, startAzurite, startS3rver, type RunningEmulator } from "../storage/emulators.ts";
 import { MEETING_URL, startBotApp, waitForSession, type BotApp } from "./fixtures/bot-app.ts";
 import { startReceiver, type Receiver } from "./fixtures/receiver.ts";
 
@@ -70,15 +70,23 @@ async function remote(t: TestContext, kind: Kind, options: { started?: boolean; 
     Object.fromEntries(Object.entries(m ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]));
   let r: Remote;
   if (kind === "azure") {
+    // Azurite runs (with its container) from the first start to the test's end; the store "goes
+    // down" and "comes back" as its port does (emulators.ts outageProxy).
+    const proxy = await outageProxy(port);
+    const store = proxy.port;
     const service = (): BlobServiceClient => BlobServiceClient.fromConnectionString(azuriteConnectionString(port));
+    t.after(() => proxy.down());
     r = {
       kind,
-      config: { backend: "azure", connectionString: azuriteConnectionString(port, options.azureKey), container: PLACE },
+      config: { backend: "azure", connectionString: azuriteConnectionString(store, options.azureKey), container: PLACE },
       async start() {
-        running = await startAzurite(port, join(dir, "azurite"));
-        await service().getContainerClient(PLACE).createIfNotExists();
+        if (!running) {
+          running = await startAzurite(port, join(dir, "azurite"));
+          await service().getContainerClient(PLACE).createIfNotExists();
+        }
+        await proxy.up();
       },
-      stop,
+      stop: () => proxy.down(),
       async read(key) {
         const blob = service().getContainerClient(PLACE).getBlockBlobClient(key);
         const properties = await blob.getProperties();
@@ -107,10 +115,9 @@ async function remote(t: TestContext, kind: Kind, options: { started?: boolean; 
   }
   if (options.started !== false) await r.start();
   else if (kind === "azure") {
-    // Azurite keeps its containers in its folder: create the container once now, so that when the
-    // store "comes back" the container is there the moment the port opens. Created after a late
-    // start instead, the product's upload retry could reach Azurite first and be told, rightly,
-    // that the container does not exist (a permanent error that ends the session).
+    // The container exists before the store's port first opens: created after a late start, the
+    // product's upload retry could reach Azurite first and be told, rightly, that the container
+    // does not exist (a permanent error that ends the session).
     await r.start();
     await r.stop();
   }

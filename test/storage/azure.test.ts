@@ -13,7 +13,7 @@ import type { RecordingContentType } from "../../control/storage/recording-store
 import { StorageError } from "../../control/storage/storage-error.ts";
 import { storeRecording } from "../../control/storage/store-recording.ts";
 import { uploadWithRetry } from "../../control/storage/upload-with-retry.ts";
-import { azuriteConnectionString, capturingLogger, freePort, makeTone, startAzurite, tempDir } from "./emulators.ts";
+import { azuriteConnectionString, capturingLogger, freePort, makeTone, outageProxy, startAzurite, tempDir } from "./emulators.ts";
 
 const CONTAINER = "recordings";
 const STARTED = new Date(Date.UTC(2025, 2, 7, 9, 5, 3));
@@ -109,14 +109,14 @@ test("azure backend", async (t) => {
 
 test("azure: an upload started while the store is down succeeds once it is back", async (t) => {
   const dir = await tempDir(t, "azure-outage");
-  const port = await freePort();
-  const location = join(dir, "azurite");
-  // Create the container, then stop Azurite: the data survives in `location` for the restart.
-  let azurite = await startAzurite(port, location);
+  // Azurite keeps running with its container; the store's port goes down and comes back.
+  const azurite = await startAzurite(await freePort(), join(dir, "azurite"));
   t.after(() => azurite.stop());
-  const service = BlobServiceClient.fromConnectionString(azuriteConnectionString(port));
+  const proxy = await outageProxy(azurite.port);
+  t.after(() => proxy.down());
+  const port = proxy.port;
+  const service = BlobServiceClient.fromConnectionString(azuriteConnectionString(azurite.port));
   await service.getContainerClient(CONTAINER).create();
-  await azurite.stop();
 
   const { store, logger, lines } = azureStore(port, dir);
   await assert.rejects(store.check(), (error: unknown) => {
@@ -133,7 +133,7 @@ test("azure: an upload started while the store is down succeeds once it is back"
 
   await sleep(2_500);
   assert.equal(await exists(localPath), true, "the local copy stays while the store is down");
-  azurite = await startAzurite(port, location);
+  await proxy.up();
 
   const stored = await pending;
   assert.equal(stored.location, `${CONTAINER}/outage/${fileName}`);

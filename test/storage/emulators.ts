@@ -2,7 +2,7 @@
 import { spawn, execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { connect } from "node:net";
+import { connect, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -23,7 +23,9 @@ export function azuriteConnectionString(port: number, key = AZURITE_KEY): string
   return `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${key};BlobEndpoint=http://127.0.0.1:${port}/${AZURITE_ACCOUNT};`;
 }
 
-export { freePort } from "../harness/free-port.ts";
+import { freePort } from "../harness/free-port.ts";
+
+export { freePort };
 
 export async function tempDir(t: TestContext, prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), `storage-${prefix}-`));
@@ -69,6 +71,54 @@ export function startS3rverProcess(port: number, directory: string, bucket: stri
   return startProcess(port, "node_modules/.bin/s3rver", [
     "-d", directory, "-a", "127.0.0.1", "-p", String(port), "--silent", "--configure-bucket", bucket,
   ]);
+}
+
+/**
+ * A store that goes down and comes back, for outage tests: a TCP forwarder on its own port to an
+ * emulator that keeps running. `down()` closes the port and cuts every connection through it (a
+ * client gets ECONNREFUSED, as from a stopped store); `up()` opens the same port again. Stopping
+ * and restarting Azurite instead loses a container created just before whenever its close is slow
+ * (it saves its containers only every 5 s or as it closes): CI saw ContainerNotFound, twice.
+ */
+export interface OutageProxy {
+  readonly port: number;
+  up(): Promise<void>;
+  down(): Promise<void>;
+}
+
+export async function outageProxy(targetPort: number): Promise<OutageProxy> {
+  const port = await freePort();
+  const sockets = new Set<Socket>();
+  let server: Server | null = null;
+  const track = (s: Socket) => {
+    sockets.add(s);
+    s.once("close", () => sockets.delete(s));
+    s.on("error", () => s.destroy());
+  };
+  return {
+    port,
+    async up() {
+      if (server) return;
+      const listening = createServer((client) => {
+        const upstream = connect(targetPort, "127.0.0.1");
+        track(client);
+        track(upstream);
+        client.pipe(upstream).pipe(client);
+        client.once("close", () => upstream.destroy());
+        upstream.once("close", () => client.destroy());
+      });
+      await new Promise<void>((resolve, reject) => listening.once("error", reject).listen(port, "127.0.0.1", () => resolve()));
+      server = listening;
+    },
+    async down() {
+      const closing = server;
+      server = null;
+      if (!closing) return;
+      const closed = new Promise<void>((resolve) => closing.close(() => resolve()));
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
+  };
 }
 
 const STOP_GRACE_MS = 30_000;
