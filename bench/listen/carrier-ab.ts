@@ -79,7 +79,8 @@ new WebSocketServer({ server, perMessageDeflate: false }).on("connection", (ws) 
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
 
-const rounds = Object.fromEntries(MODES.map((m) => [m, []])) as unknown as Record<Mode, Array<{ browser: number; node: number; messages: number; [kind: string]: number }>>;
+type Round = { browser: number; node: number; messages: number; [kind: string]: number };
+const rounds = new Map<Mode, Round[]>(MODES.map((m) => [m, []]));
 for (let round = 0; round < ROUNDS; round++) {
   for (const m of MODES) {
     mode = m;
@@ -95,13 +96,13 @@ for (let round = 0; round < ROUNDS; round++) {
     const byKind: Record<string, number> = {};
     for (const [k, pids] of kinds) byKind[`${k}×${pids.length}`] = pct((((await sumCpuTicks(pids)) - before.get(k)!) / TICKS_PER_SECOND / SECONDS) * 100);
     const all = pct(Object.values(byKind).reduce((a, b) => a + b, 0));
-    rounds[m].push({ browser: all, node: pct((n1.user + n1.system) / 1e4 / SECONDS), messages: received - r0, ...byKind });
+    rounds.get(m)!.push({ browser: all, node: pct((n1.user + n1.system) / 1e4 / SECONDS), messages: received - r0, ...byKind });
     await tab.close();
   }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const summary = Object.fromEntries(
-  MODES.map((m) => [m, { browser: median(rounds[m].map((r) => r.browser)), node: median(rounds[m].map((r) => r.node)), rounds: rounds[m] }]),
+  [...rounds].map(([m, rs]) => [m, { browser: median(rs.map((r) => r.browser)), node: median(rs.map((r) => r.node)), rounds: rs }]),
 );
 console.log(JSON.stringify({ percent_of_core: summary, seconds: SECONDS, every_ms: EVERY_MS, bytes: BYTES, load: readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ") }, null, 2));
 server.closeAllConnections();

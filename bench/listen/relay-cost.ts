@@ -17,10 +17,11 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { cpuTicks, TICKS_PER_SECOND } from "../../shared/process/proc-stat.ts";
+import { mean } from "../bot/measure.ts";
 
 const EVERY_MS = Number(process.env.BENCH_EVERY_MS ?? 80);
 const RELAYS = Number(process.env.BENCH_RELAYS ?? 3);
@@ -100,7 +101,6 @@ async function main(): Promise<void> {
   for (const m of members) m.kill();
   await rm(dir, { recursive: true, force: true });
 
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const idle = roles.map((_, i) => mean(quiet.map((q) => q[i]!)));
   const added = busy.map((b) => b.map((v, i) => v - idle[i]!));
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
         percent_of_a_core: byRole,
         a_relay: { percent_of_a_core: round(mean(relayMedians)), cpu_ms_per_message: round((mean(relayMedians) * 10) / perSecond) },
         idle_percent: idle.map(round),
-        load: (await import("node:os")).loadavg().map(round),
+        load: loadavg().map(round),
       },
       null,
       2,

@@ -5,6 +5,7 @@
  * per second of audio (= % of a core × 10), best of BENCH_REPEATS (3) runs of BENCH_SECONDS (100)
  * s of audio each. Asserts nothing.
  */
+import { loadavg } from "node:os";
 import { Resampler } from "../../worker/listen/page-tap/resampler.ts";
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -32,4 +33,4 @@ for (const [inRate, outRate, channels] of CASES) {
   }
   results[`${inRate / 1000}k→${outRate / 1000}k ×${channels}`] = Math.round(best * 1000) / 1000;
 }
-console.log(JSON.stringify({ ms_cpu_per_second_of_audio: results, load: (await import("node:os")).loadavg().map((l) => Math.round(l * 100) / 100) }, null, 2));
+console.log(JSON.stringify({ ms_cpu_per_second_of_audio: results, load: loadavg().map((l) => Math.round(l * 100) / 100) }, null, 2));

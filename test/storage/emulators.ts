@@ -10,6 +10,7 @@ import { promisify } from "node:util";
 import type { TestContext } from "node:test";
 import { Writable } from "node:stream";
 import { createLogger, type Logger } from "../../shared/log/logger.ts";
+import { freePort } from "../harness/free-port.ts";
 
 const run = promisify(execFile);
 
@@ -22,8 +23,6 @@ export const S3RVER_KEY = "S3RVER";
 export function azuriteConnectionString(port: number, key = AZURITE_KEY): string {
   return `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${key};BlobEndpoint=http://127.0.0.1:${port}/${AZURITE_ACCOUNT};`;
 }
-
-import { freePort } from "../harness/free-port.ts";
 
 export { freePort };
 
